@@ -1,0 +1,40 @@
+"""transformer_edu: the finished reference code of *The Transformer, Step by Step*.
+
+Each module holds the code of one chapter; the chapters build a didactic
+version in the open and check it against these. Shape legend: B batch,
+S source length, T target length, L any length, D = d_model, H heads,
+d_k = D / H, V vocabulary size. Boolean masks: ``True`` = may attend.
+"""
+
+from .attention import MultiHeadAttention, record_attention, scaled_dot_product_attention
+from .decoder import Decoder, DecoderLayer, KVCache
+from .encoder import Encoder, EncoderLayer
+from .interop import copy_weights_from_torch
+from .layers import LayerNorm, PositionwiseFeedForward
+from .masks import causal_mask, padding_mask, target_mask
+from .model import Transformer, TransformerConfig, count_parameters
+from .positional import SinusoidalPositionalEncoding, sinusoidal_table
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "scaled_dot_product_attention",
+    "MultiHeadAttention",
+    "record_attention",
+    "padding_mask",
+    "causal_mask",
+    "target_mask",
+    "sinusoidal_table",
+    "SinusoidalPositionalEncoding",
+    "LayerNorm",
+    "PositionwiseFeedForward",
+    "EncoderLayer",
+    "Encoder",
+    "DecoderLayer",
+    "Decoder",
+    "KVCache",
+    "TransformerConfig",
+    "Transformer",
+    "count_parameters",
+    "copy_weights_from_torch",
+]

@@ -1,0 +1,271 @@
+"""Scaled dot-product attention (Chapter 1) and multi-head attention (Chapter 2).
+
+Shape legend: B batch, H heads, Lq query length, Lk key length, D = d_model,
+d_k = D / H. Masks are boolean with ``True`` = *may attend*.
+"""
+
+from __future__ import annotations
+
+import math
+from contextlib import contextmanager
+from typing import Iterator
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+from . import _validate
+
+__all__ = ["scaled_dot_product_attention", "MultiHeadAttention", "record_attention"]
+
+
+def scaled_dot_product_attention(
+    query: Tensor,
+    key: Tensor,
+    value: Tensor,
+    mask: Tensor | None = None,
+    dropout_p: float = 0.0,
+) -> tuple[Tensor, Tensor]:
+    r"""Attention(Q, K, V) = softmax(Q Kᵀ / √d_k) V, returning the weights too.
+
+    Blocked scores are filled with the smallest value of the dtype (not −inf,
+    which turns a fully blocked row into NaN, and not −1e9, which overflows in
+    float16), and blocked keys then get exactly zero weight. A query whose keys
+    are all blocked gets all-zero weights and a zero output.
+
+    Args:
+        query: the queries Q.
+        key: the keys K; same last dimension d_k as ``query``.
+        value: the values V; same length Lk as ``key``.
+        mask: boolean, ``True`` where a query may attend to a key; must
+            broadcast to the scores' shape (..., Lq, Lk).
+        dropout_p: probability of zeroing an attention weight (applied
+            whenever > 0, as in :func:`torch.nn.functional.scaled_dot_product_attention`).
+
+    Returns:
+        ``(output, weights)``: the weighted sums of the values and the
+        attention weights (each row sums to 1, or to 0 if fully blocked).
+
+    Shape:
+        - query: (..., Lq, d_k)
+        - key: (..., Lk, d_k)
+        - value: (..., Lk, d_v)
+        - mask: broadcastable to (..., Lq, Lk)
+        - output: (..., Lq, d_v)
+        - weights: (..., Lq, Lk)
+
+    See Chapter 1.
+    """
+    _check_qkv(query, key, value)
+    _validate.probability("dropout_p", dropout_p)
+    scores = query @ key.transpose(-2, -1) / math.sqrt(query.shape[-1])  # (..., Lq, Lk)
+    if mask is not None:
+        _validate.mask("mask", mask, tuple(scores.shape))
+        scores = scores.masked_fill(~mask, torch.finfo(scores.dtype).min)
+    weights = scores.softmax(dim=-1)
+    if mask is not None:
+        weights = weights.masked_fill(~mask, 0.0)  # exact zeros; fully blocked rows become 0
+    if dropout_p > 0.0:
+        weights = F.dropout(weights, p=dropout_p)
+    return weights @ value, weights  # (..., Lq, d_v), (..., Lq, Lk)
+
+
+def _check_qkv(query: Tensor, key: Tensor, value: Tensor) -> None:
+    for name, t in (("query", query), ("key", key), ("value", value)):
+        _validate.float_tensor(name, t)
+        if t.dim() < 2:
+            raise ValueError(f"{name} must have at least 2 dimensions (..., L, d), got shape {tuple(t.shape)}")
+    if query.shape[-1] != key.shape[-1]:
+        raise ValueError(
+            f"query and key must have the same width d_k, got query {tuple(query.shape)} "
+            f"and key {tuple(key.shape)}"
+        )
+    if key.shape[-2] != value.shape[-2]:
+        raise ValueError(
+            f"key and value must have the same length Lk, got key {tuple(key.shape)} "
+            f"and value {tuple(value.shape)}"
+        )
+
+
+class MultiHeadAttention(nn.Module):
+    r"""Multi-head attention: H attentions of width d_k = D / H side by side.
+
+    MultiHead(Q, K, V) = Concat(head_1, …, head_H) W_O with
+    head_i = Attention(Q W_Q^i, K W_K^i, V W_V^i). The per-head projections are
+    stored as one D × D matrix each (``w_q``, ``w_k``, ``w_v``), so the layer
+    has the same number of parameters as a single head of full width.
+
+    Args:
+        d_model: width D of the inputs and outputs.
+        n_heads: number of heads H; must divide ``d_model``.
+        dropout: dropout probability on the attention weights.
+        bias: whether the four projections have biases.
+
+    Shape:
+        - query: (B, Lq, D)
+        - key, value: (B, Lk, D)
+        - mask: boolean, ``True`` = may attend, broadcastable to (B, H, Lq, Lk),
+          e.g. (B, 1, 1, Lk) from :func:`padding_mask` or (B, 1, Lq, Lk) from
+          :func:`target_mask`
+        - output: (B, Lq, D)
+        - weights: (B, H, Lq, Lk)
+
+    See Chapter 2.
+    """
+
+    def __init__(self, d_model: int, n_heads: int, dropout: float = 0.0, bias: bool = True) -> None:
+        super().__init__()
+        _validate.positive_int("d_model", d_model)
+        _validate.positive_int("n_heads", n_heads)
+        if d_model % n_heads:
+            raise ValueError(
+                f"n_heads = {n_heads} must divide d_model = {d_model} "
+                f"(each head gets d_model / n_heads features)"
+            )
+        self.d_model = d_model
+        self.n_heads = n_heads
+        self.d_k = d_model // n_heads
+        self.w_q = nn.Linear(d_model, d_model, bias=bias)
+        self.w_k = nn.Linear(d_model, d_model, bias=bias)
+        self.w_v = nn.Linear(d_model, d_model, bias=bias)
+        self.w_o = nn.Linear(d_model, d_model, bias=bias)
+        self.dropout = nn.Dropout(_validate.probability("dropout", dropout))
+        self._recorder: tuple[dict[str, Tensor], str] | None = None
+
+    def forward(
+        self,
+        query: Tensor,
+        key: Tensor,
+        value: Tensor,
+        mask: Tensor | None = None,
+        need_weights: bool = True,
+    ) -> tuple[Tensor, Tensor | None]:
+        """Attend from ``query`` to ``key`` / ``value``.
+
+        Args:
+            query: the sequence asking (the decoder's, in cross-attention).
+            key: the sequence being searched.
+            value: what is returned; usually the same tensor as ``key``.
+            mask: boolean, ``True`` = may attend; broadcastable to (B, H, Lq, Lk).
+            need_weights: return the attention weights. ``False`` takes the
+                fused :func:`torch.nn.functional.scaled_dot_product_attention`
+                path, which is faster and returns ``None`` for the weights.
+
+        Returns:
+            ``(output, weights)`` with weights of shape (B, H, Lq, Lk), or
+            ``None`` when ``need_weights`` is ``False``.
+        """
+        self._check_input("query", query)
+        self._check_input("key", key)
+        self._check_input("value", value)
+        if not (query.shape[0] == key.shape[0] == value.shape[0]):
+            raise ValueError(
+                f"query, key and value must have the same batch size, got "
+                f"{query.shape[0]}, {key.shape[0]} and {value.shape[0]}"
+            )
+        if key.shape[1] != value.shape[1]:
+            raise ValueError(
+                f"key and value must have the same length, got {key.shape[1]} and {value.shape[1]}"
+            )
+        q = self.split_heads(self.w_q(query))
+        k, v = self.project_kv(key, value)
+        return self.attend(q, k, v, mask, need_weights)
+
+    def _check_input(self, name: str, x: Tensor) -> None:
+        _validate.float_tensor(name, x)
+        if x.dim() != 3:
+            raise ValueError(
+                f"{name} must be 3-D (B, L, D) with the batch first, got shape {tuple(x.shape)}; "
+                "add a batch dimension with .unsqueeze(0)"
+            )
+        _validate.width(name, x, self.d_model)
+
+    def split_heads(self, x: Tensor) -> Tensor:
+        """(B, L, D) → (B, H, L, d_k)."""
+        batch, length, _ = x.shape
+        x = x.view(batch, length, self.n_heads, self.d_k)  # (B, L, H, d_k)
+        return x.transpose(1, 2)  # (B, H, L, d_k)
+
+    def merge_heads(self, x: Tensor) -> Tensor:
+        """(B, H, L, d_k) → (B, L, D), the concatenation of the heads."""
+        batch, _, length, _ = x.shape
+        x = x.transpose(1, 2)  # (B, L, H, d_k), no longer contiguous
+        return x.reshape(batch, length, self.d_model)  # (B, L, D)
+
+    def project_kv(self, key: Tensor, value: Tensor) -> tuple[Tensor, Tensor]:
+        """Project keys and values and split them into heads, (B, Lk, D) → (B, H, Lk, d_k).
+
+        Exposed so a decoder can cache the result (Chapter 8).
+        """
+        return self.split_heads(self.w_k(key)), self.split_heads(self.w_v(value))
+
+    def attend(
+        self, q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, need_weights: bool = True
+    ) -> tuple[Tensor, Tensor | None]:
+        """Attention over already projected heads, then the output projection W_O.
+
+        Shape:
+            - q: (B, H, Lq, d_k); k, v: (B, H, Lk, d_k)
+            - output: (B, Lq, D); weights: (B, H, Lq, Lk) or ``None``
+        """
+        scores_shape = (q.shape[0], self.n_heads, q.shape[2], k.shape[2])
+        if mask is not None:
+            _validate.mask("mask", mask, scores_shape)
+        p = self.dropout.p if self.training else 0.0
+        if need_weights or self._recorder is not None:
+            out, weights = scaled_dot_product_attention(q, k, v, mask)
+            if self._recorder is not None:
+                maps, name = self._recorder
+                maps[name] = weights.detach()
+            if p > 0.0:  # dropout on the weights, the recorded picture stays clean
+                weights = self.dropout(weights)
+                out = weights @ v
+        else:
+            out, weights = _fused_attention(q, k, v, mask, p), None
+        return self.w_o(self.merge_heads(out)), (weights if need_weights else None)
+
+
+def _fused_attention(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, dropout_p: float) -> Tensor:
+    """PyTorch's fused kernel, with fully blocked query rows answered by zeros.
+
+    The fused kernel may return NaN for a query that may attend to nothing, so
+    such rows are opened up for the kernel and zeroed afterwards, matching
+    :func:`scaled_dot_product_attention`.
+    """
+    if mask is None:
+        return F.scaled_dot_product_attention(q, k, v, dropout_p=dropout_p)
+    has_key = mask.any(dim=-1, keepdim=True)  # (…, Lq, 1)
+    if bool(has_key.all()):
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p)
+    out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask | ~has_key, dropout_p=dropout_p)
+    return out.masked_fill(~has_key, 0.0)
+
+
+@contextmanager
+def record_attention(model: nn.Module) -> Iterator[dict[str, Tensor]]:
+    """Record the attention weights of every :class:`MultiHeadAttention` in ``model``.
+
+    Inside the ``with`` block, each attention layer takes the path that
+    computes weights and stores them, detached, in the yielded dictionary under
+    its module name (e.g. ``"encoder.layers.0.self_attn"``), shaped
+    (B, H, Lq, Lk). The last call of each layer wins.
+
+    Example::
+
+        with record_attention(model) as maps:
+            model(src, tgt)
+        maps["decoder.layers.1.cross_attn"]  # (B, H, T, S)
+
+    See Chapter 7.
+    """
+    maps: dict[str, Tensor] = {}
+    layers = [(name, m) for name, m in model.named_modules() if isinstance(m, MultiHeadAttention)]
+    if not layers:
+        raise ValueError(f"model ({type(model).__name__}) has no MultiHeadAttention layers to record")
+    for name, layer in layers:
+        layer._recorder = (maps, name)
+    try:
+        yield maps
+    finally:
+        for _, layer in layers:
+            layer._recorder = None

@@ -1,0 +1,204 @@
+"""The whole Transformer: embeddings, encoder, decoder and output layer (Chapter 6)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, fields
+
+import torch
+from torch import Tensor, nn
+
+from . import _validate
+from .decoder import Decoder, KVCache
+from .encoder import Encoder
+from .masks import padding_mask, target_mask
+from .positional import SinusoidalPositionalEncoding
+
+__all__ = ["TransformerConfig", "Transformer", "count_parameters"]
+
+
+@dataclass
+class TransformerConfig:
+    """Hyperparameters of a :class:`Transformer`; the defaults are the paper's base model.
+
+    Args:
+        src_vocab_size: number of source token ids.
+        tgt_vocab_size: number of target token ids.
+        d_model: model width D.
+        n_heads: attention heads H; must divide ``d_model``.
+        d_ff: hidden width of the feed-forward networks.
+        n_layers: layers N in the encoder and in the decoder each.
+        dropout: dropout probability P_drop.
+        max_len: longest sequence the positional encoding covers.
+        pad_id: id of the padding token, used to build masks left as ``None``.
+        share_embeddings: one embedding matrix for source and target (needs
+            equal vocabulary sizes, e.g. a shared BPE vocabulary).
+        tie_output: the output projection reuses the target embedding matrix.
+        norm_first: pre-LN layers instead of the paper's post-LN.
+    """
+
+    src_vocab_size: int
+    tgt_vocab_size: int
+    d_model: int = 512
+    n_heads: int = 8
+    d_ff: int = 2048
+    n_layers: int = 6
+    dropout: float = 0.1
+    max_len: int = 5000
+    pad_id: int = 0
+    share_embeddings: bool = False
+    tie_output: bool = False
+    norm_first: bool = False
+
+    def __post_init__(self) -> None:
+        for name in ("src_vocab_size", "tgt_vocab_size", "d_model", "n_heads", "d_ff", "n_layers", "max_len"):
+            _validate.positive_int(name, getattr(self, name))
+        _validate.probability("dropout", self.dropout)
+        if self.d_model % self.n_heads:
+            raise ValueError(f"n_heads = {self.n_heads} must divide d_model = {self.d_model}")
+        if self.d_model % 2:
+            raise ValueError(f"d_model must be even for the sinusoidal encoding, got {self.d_model}")
+        if isinstance(self.pad_id, bool) or not isinstance(self.pad_id, int):
+            raise TypeError(f"pad_id must be an int, got {type(self.pad_id).__name__}")
+        if not 0 <= self.pad_id < min(self.src_vocab_size, self.tgt_vocab_size):
+            raise ValueError(
+                f"pad_id = {self.pad_id} must be a valid id of both vocabularies "
+                f"(sizes {self.src_vocab_size} and {self.tgt_vocab_size})"
+            )
+        if self.share_embeddings and self.src_vocab_size != self.tgt_vocab_size:
+            raise ValueError(
+                "share_embeddings needs one vocabulary for source and target, got "
+                f"src_vocab_size = {self.src_vocab_size} and tgt_vocab_size = {self.tgt_vocab_size}"
+            )
+
+    @classmethod
+    def base(cls, vocab_size: int, **overrides) -> "TransformerConfig":
+        """The paper's base model (Table 3): D = 512, H = 8, d_ff = 2048, N = 6, P_drop = 0.1,
+        a shared source/target vocabulary and tied embedding and output weights."""
+        settings = dict(
+            src_vocab_size=vocab_size, tgt_vocab_size=vocab_size, share_embeddings=True, tie_output=True
+        )
+        return cls(**{**settings, **overrides})
+
+    @classmethod
+    def big(cls, vocab_size: int, **overrides) -> "TransformerConfig":
+        """The paper's big model (Table 3): D = 1024, H = 16, d_ff = 4096, N = 6, P_drop = 0.3."""
+        settings = dict(d_model=1024, n_heads=16, d_ff=4096, dropout=0.3)
+        return cls.base(vocab_size, **{**settings, **overrides})
+
+    def to_dict(self) -> dict:
+        """Plain dictionary, e.g. to store in a checkpoint."""
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, values: dict) -> "TransformerConfig":
+        """Inverse of :meth:`to_dict`; unknown keys are an error."""
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(values) - known)
+        if unknown:
+            raise ValueError(f"unknown TransformerConfig fields {unknown}; expected some of {sorted(known)}")
+        return cls(**values)
+
+
+class Transformer(nn.Module):
+    """The encoder–decoder Transformer of "Attention Is All You Need".
+
+    Source and target tokens are embedded, scaled by √d_model, summed with the
+    sinusoidal positional encoding and passed through dropout; the encoder
+    turns the source into ``memory``; the decoder reads the shifted target and
+    the memory; a linear layer maps each position to logits over the target
+    vocabulary. Weights start Xavier-uniform, as in the paper's reference code.
+
+    Args:
+        config: the hyperparameters.
+
+    Shape:
+        - src: (B, S) token ids
+        - tgt: (B, T) token ids (the target shifted right, starting with BOS)
+        - src_mask: ``True`` = may attend, broadcastable to (B, H, T or S, S),
+          default ``padding_mask(src, pad_id)`` of shape (B, 1, 1, S)
+        - tgt_mask: ``True`` = may attend, default ``target_mask(tgt, pad_id)``
+          of shape (B, 1, T, T)
+        - output: (B, T, V) logits, V = ``tgt_vocab_size``
+
+    See Chapter 6.
+    """
+
+    def __init__(self, config: TransformerConfig) -> None:
+        super().__init__()
+        if not isinstance(config, TransformerConfig):
+            raise TypeError(f"config must be a TransformerConfig, got {type(config).__name__}")
+        self.config = c = config
+        self.src_embed = nn.Embedding(c.src_vocab_size, c.d_model)
+        self.tgt_embed = self.src_embed if c.share_embeddings else nn.Embedding(c.tgt_vocab_size, c.d_model)
+        self.positional = SinusoidalPositionalEncoding(c.d_model, c.max_len, c.dropout)
+        self.encoder = Encoder(c.n_layers, c.d_model, c.n_heads, c.d_ff, c.dropout, c.norm_first)
+        self.decoder = Decoder(c.n_layers, c.d_model, c.n_heads, c.d_ff, c.dropout, c.norm_first)
+        self.generator = nn.Linear(c.d_model, c.tgt_vocab_size)
+        if c.tie_output:
+            self.generator.weight = self.tgt_embed.weight
+        self.embed_scale = math.sqrt(c.d_model)
+        for p in self.parameters():  # shared matrices are visited once
+            if p.dim() > 1:
+                nn.init.xavier_uniform_(p)
+
+    def forward(
+        self, src: Tensor, tgt: Tensor, src_mask: Tensor | None = None, tgt_mask: Tensor | None = None
+    ) -> Tensor:
+        """Logits for every target position, given the whole (shifted) target: teacher forcing."""
+        if src_mask is None:
+            src_mask = padding_mask(src, self.config.pad_id)  # (B, 1, 1, S)
+        memory = self.encode(src, src_mask)  # checks src
+        return self.decode(tgt, memory, src_mask, tgt_mask)
+
+    def encode(self, src: Tensor, src_mask: Tensor | None = None) -> Tensor:
+        """Run the encoder. Returns ``memory`` of shape (B, S, D)."""
+        src = self._check_tokens("src", src, self.config.src_vocab_size)
+        if src_mask is None:
+            src_mask = padding_mask(src, self.config.pad_id)  # (B, 1, 1, S)
+        x = self.positional(self.src_embed(src) * self.embed_scale)  # (B, S, D)
+        return self.encoder(x, src_mask)
+
+    def decode(
+        self,
+        tgt: Tensor,
+        memory: Tensor,
+        src_mask: Tensor | None = None,
+        tgt_mask: Tensor | None = None,
+        cache: KVCache | None = None,
+    ) -> Tensor:
+        """Run the decoder and the output layer. Returns logits of shape (B, T, V).
+
+        ``src_mask`` must describe the memory's padding, e.g. ``padding_mask(src)``;
+        left as ``None``, every memory position is visible. ``tgt_mask`` left as
+        ``None`` is built from ``tgt``: padding plus causal.
+
+        With a :class:`KVCache` (step-by-step decoding, Chapter 8), ``tgt`` holds
+        only the new positions, which continue the ``cache.length`` positions
+        decoded so far; the default mask then lets each new position see all
+        cached positions and the new ones up to itself.
+        """
+        tgt = self._check_tokens("tgt", tgt, self.config.tgt_vocab_size)
+        offset = 0 if cache is None else cache.length
+        if tgt_mask is None:
+            if cache is None:
+                tgt_mask = target_mask(tgt, self.config.pad_id)  # (B, 1, T, T)
+            elif tgt.shape[1] > 1:
+                steps = tgt.shape[1]
+                tgt_mask = torch.ones(steps, offset + steps, dtype=torch.bool, device=tgt.device)
+                tgt_mask = tgt_mask.tril(diagonal=offset)[None, None]  # (1, 1, T, t + T)
+        x = self.positional(self.tgt_embed(tgt) * self.embed_scale, offset=offset)  # (B, T, D)
+        x = self.decoder(x, memory, src_mask, tgt_mask, cache)
+        return self.generator(x)  # (B, T, V)
+
+    def new_cache(self) -> KVCache:
+        """An empty key/value cache for :meth:`decode` (Chapter 8)."""
+        return KVCache(len(self.decoder.layers))
+
+    def _check_tokens(self, name: str, tokens: Tensor, vocab_size: int) -> Tensor:
+        return _validate.token_ids(name, tokens, vocab_size, self.config.max_len)
+
+
+def count_parameters(model: nn.Module, trainable_only: bool = True) -> int:
+    """Number of parameters, each shared matrix counted once."""
+    return sum(p.numel() for p in model.parameters() if p.requires_grad or not trainable_only)
