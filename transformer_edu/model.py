@@ -147,8 +147,9 @@ class Transformer(nn.Module):
     ) -> Tensor:
         """Logits for every target position, given the whole (shifted) target: teacher forcing."""
         if src_mask is None:
+            _validate.tensor("src", src, 2)
             src_mask = padding_mask(src, self.config.pad_id)  # (B, 1, 1, S)
-        memory = self.encode(src, src_mask)  # checks src
+        memory = self.encode(src, src_mask)  # checks the token ids
         return self.decode(tgt, memory, src_mask, tgt_mask)
 
     def encode(self, src: Tensor, src_mask: Tensor | None = None) -> Tensor:

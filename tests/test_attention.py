@@ -1,0 +1,134 @@
+"""Scaled dot-product attention, multi-head attention and masks (Chapters 1-2)."""
+
+import math
+
+import pytest
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+import transformer_edu as te
+
+
+@pytest.mark.parametrize("shape", [(2, 5, 7, 8), (3, 1, 4, 16), (1, 2, 9, 9)])
+@pytest.mark.parametrize("masked", [False, True])
+def test_sdpa_matches_pytorch(shape, masked):
+    torch.manual_seed(0)
+    b, h, lq, d = shape
+    lk = lq + 2
+    q, k, v = torch.randn(b, h, lq, d), torch.randn(b, h, lk, d), torch.randn(b, h, lk, d)
+    mask = None
+    if masked:
+        mask = torch.rand(b, 1, lq, lk) > 0.3
+        mask[..., 0] = True  # every query sees at least one key (PyTorch gives NaN otherwise)
+    ours, weights = te.scaled_dot_product_attention(q, k, v, mask)
+    theirs = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+    assert (ours - theirs).abs().max() < 1e-5
+    assert torch.allclose(weights.sum(-1), torch.ones(b, h, lq), atol=1e-6)
+
+
+def test_worked_example_by_hand():
+    # One query against three keys whose scores (after scaling) are 0.9, 0.8, 0.3.
+    scores = torch.tensor([0.9, 0.8, 0.3])
+    expected = [math.exp(s) / sum(math.exp(t) for t in scores.tolist()) for s in scores.tolist()]
+    d_k = 4
+    query = torch.tensor([[1.0, 0.0, 0.0, 0.0]])
+    key = torch.zeros(3, d_k)
+    key[:, 0] = scores * math.sqrt(d_k)
+    value = torch.eye(3, d_k)
+    out, weights = te.scaled_dot_product_attention(query, key, value)
+    assert weights[0].tolist() == pytest.approx(expected, abs=1e-6)
+    assert out[0, :3].tolist() == pytest.approx(expected, abs=1e-6)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16])
+def test_fully_masked_rows_are_finite_and_masked_keys_get_zero(dtype):
+    torch.manual_seed(0)
+    q, k, v = (torch.randn(2, 2, 4, 8, dtype=dtype) * 30 for _ in range(3))
+    mask = torch.tensor([True, True, False, False]).expand(2, 1, 4, 4).clone()
+    mask[0, 0, 2] = False  # batch 0, query 2: every key blocked
+    out, weights = te.scaled_dot_product_attention(q, k, v, mask)
+    assert torch.isfinite(out).all() and torch.isfinite(weights).all()
+    assert (weights[..., 2:] == 0).all()  # exactly zero, not merely small
+    assert (weights[0, :, 2] == 0).all() and (out[0, :, 2] == 0).all()
+    mha = te.MultiHeadAttention(8, 2).to(dtype).eval()
+    x = torch.randn(2, 4, 8, dtype=dtype) * 30
+    for need_weights in (True, False):
+        y, _ = mha(x, x, x, mask, need_weights=need_weights)
+        assert torch.isfinite(y).all()
+
+
+def test_minus_inf_would_give_nan():
+    """The failure our fill value avoids: masking with -inf yields NaN on fully masked rows."""
+    scores = torch.zeros(1, 3).masked_fill(torch.ones(1, 3, dtype=torch.bool), float("-inf"))
+    assert torch.isnan(scores.softmax(-1)).all()
+    with pytest.raises(RuntimeError):
+        torch.tensor([0.0], dtype=torch.float16).masked_fill(torch.tensor([True]), -1e9)
+
+
+def _torch_mha(d_model, n_heads, bias=True):
+    return nn.MultiheadAttention(d_model, n_heads, bias=bias, batch_first=True)
+
+
+@pytest.mark.parametrize("d_model,n_heads,lq,lk", [(16, 4, 5, 7), (32, 8, 6, 6), (24, 3, 1, 9), (8, 1, 4, 4)])
+@pytest.mark.parametrize("bias", [True, False])
+def test_multi_head_matches_pytorch(d_model, n_heads, lq, lk, bias):
+    torch.manual_seed(d_model + lq)
+    theirs = _torch_mha(d_model, n_heads, bias).eval()
+    ours = te.copy_weights_from_torch(te.MultiHeadAttention(d_model, n_heads, bias=bias), theirs).eval()
+    q, kv = torch.randn(3, lq, d_model), torch.randn(3, lk, d_model)
+    keep = torch.ones(3, lk, dtype=torch.bool)
+    keep[0, -2:] = False
+    keep[2, -1:] = False
+    out, weights = ours(q, kv, kv, keep[:, None, None, :])
+    ref, ref_weights = theirs(q, kv, kv, key_padding_mask=~keep, average_attn_weights=False)
+    assert weights.shape == (3, n_heads, lq, lk)
+    assert (out - ref).abs().max() < 1e-5
+    assert (weights - ref_weights).abs().max() < 1e-5
+    fast, none = ours(q, kv, kv, keep[:, None, None, :], need_weights=False)
+    assert none is None and (fast - ref).abs().max() < 1e-5
+
+
+def test_multi_head_causal_mask_matches_pytorch():
+    torch.manual_seed(1)
+    theirs = _torch_mha(16, 4).eval()
+    ours = te.copy_weights_from_torch(te.MultiHeadAttention(16, 4), theirs).eval()
+    x = torch.randn(2, 6, 16)
+    out, _ = ours(x, x, x, te.causal_mask(6))
+    ref, _ = theirs(x, x, x, attn_mask=~te.causal_mask(6)[0, 0])
+    assert (out - ref).abs().max() < 1e-5
+
+
+def test_same_parameter_count_as_one_wide_head():
+    assert te.count_parameters(te.MultiHeadAttention(64, 8)) == te.count_parameters(te.MultiHeadAttention(64, 1))
+
+
+def test_masks_shapes_and_polarity():
+    tokens = torch.tensor([[5, 6, 0], [7, 0, 0]])
+    pad = te.padding_mask(tokens)
+    assert pad.shape == (2, 1, 1, 3) and pad.dtype == torch.bool
+    assert pad[:, 0, 0].tolist() == [[True, True, False], [True, False, False]]
+    causal = te.causal_mask(3)
+    assert causal.shape == (1, 1, 3, 3)
+    assert causal[0, 0].tolist() == [[True, False, False], [True, True, False], [True, True, True]]
+    tgt = te.target_mask(tokens)
+    assert tgt.shape == (2, 1, 3, 3)
+    assert tgt[1, 0].tolist() == [[True, False, False], [True, False, False], [True, False, False]]
+
+
+def test_record_attention_collects_every_layer():
+    torch.manual_seed(0)
+    model = te.Transformer(te.TransformerConfig(11, 13, d_model=16, n_heads=2, d_ff=32, n_layers=2)).eval()
+    src, tgt = torch.randint(1, 11, (2, 5)), torch.randint(1, 13, (2, 4))
+    with te.record_attention(model) as maps:
+        logits = model(src, tgt)
+    assert set(maps) == {
+        "encoder.layers.0.self_attn", "encoder.layers.1.self_attn",
+        "decoder.layers.0.self_attn", "decoder.layers.0.cross_attn",
+        "decoder.layers.1.self_attn", "decoder.layers.1.cross_attn",
+    }
+    assert maps["decoder.layers.1.cross_attn"].shape == (2, 2, 4, 5)
+    assert torch.allclose(maps["decoder.layers.0.self_attn"].sum(-1), torch.ones(2, 2, 4))
+    assert maps["decoder.layers.0.self_attn"][..., 0, 1:].abs().max() == 0  # causal
+    assert (logits - model(src, tgt)).abs().max() < 1e-5  # recording does not change the result
+    assert all(m._recorder is None for m in model.modules() if isinstance(m, te.MultiHeadAttention))

@@ -1,0 +1,147 @@
+"""The whole model's properties, the positional encoding and the paper's sizes (Chapters 3, 6)."""
+
+import math
+
+import pytest
+import torch
+
+import transformer_edu as te
+
+
+def small_model(norm_first=False, seed=0, **overrides):
+    torch.manual_seed(seed)
+    config = te.TransformerConfig(
+        **{**dict(src_vocab_size=23, tgt_vocab_size=19, d_model=32, n_heads=4, d_ff=64, n_layers=2,
+                  max_len=64, norm_first=norm_first), **overrides}
+    )
+    return te.Transformer(config).eval()
+
+
+def tokens(batch, length, vocab, seed):
+    return torch.randint(1, vocab, (batch, length), generator=torch.Generator().manual_seed(seed))
+
+
+@pytest.mark.parametrize("norm_first", [False, True])
+def test_future_target_tokens_do_not_change_earlier_logits(norm_first):
+    model = small_model(norm_first)
+    src, tgt = tokens(2, 6, 23, 1), tokens(2, 7, 19, 2)
+    logits = model(src, tgt)
+    for t in range(1, 7):
+        changed = tgt.clone()
+        changed[:, t:] = (changed[:, t:] % 18) + 1  # different real tokens from position t on
+        other = model(src, changed)
+        assert (other[:, :t] - logits[:, :t]).abs().max() < 1e-5
+        assert (other[:, t:] - logits[:, t:]).abs().max() > 1e-3
+
+
+@pytest.mark.parametrize("norm_first", [False, True])
+def test_padding_changes_nothing(norm_first):
+    model = small_model(norm_first)
+    src, tgt = tokens(2, 5, 23, 3), tokens(2, 4, 19, 4)
+    logits = model(src, tgt)
+    padded_src = torch.cat([src, torch.zeros(2, 3, dtype=torch.long)], dim=1)
+    assert (model(padded_src, tgt) - logits).abs().max() < 1e-5
+    padded_tgt = torch.cat([tgt, torch.zeros(2, 2, dtype=torch.long)], dim=1)
+    assert (model(src, padded_tgt)[:, :4] - logits).abs().max() < 1e-5
+    out = model(padded_src, padded_tgt)
+    assert torch.isfinite(out).all()  # padded query rows stay finite too
+
+
+def test_rows_do_not_depend_on_the_rest_of_the_batch():
+    model = small_model()
+    src, tgt = tokens(4, 6, 23, 5), tokens(4, 5, 19, 6)
+    src[1, 4:] = 0
+    tgt[2, 3:] = 0
+    batched = model(src, tgt)
+    for row in range(4):
+        alone = model(src[row:row + 1], tgt[row:row + 1])
+        assert (alone - batched[row:row + 1]).abs().max() < 1e-5
+
+
+def test_encode_then_decode_equals_forward():
+    model = small_model()
+    src, tgt = tokens(3, 6, 23, 7), tokens(3, 5, 19, 8)
+    src[0, 3:] = 0
+    memory = model.encode(src)
+    assert memory.shape == (3, 6, 32)
+    assert (model.decode(tgt, memory, te.padding_mask(src)) - model(src, tgt)).abs().max() < 1e-6
+
+
+@pytest.mark.parametrize("norm_first", [False, True])
+def test_cached_decoding_equals_full_decoding(norm_first):
+    model = small_model(norm_first)
+    src, tgt = tokens(2, 6, 23, 9), tokens(2, 5, 19, 10)
+    src[1, 4:] = 0
+    mask = te.padding_mask(src)
+    memory = model.encode(src)
+    full = model.decode(tgt, memory, mask)
+    cache = model.new_cache()
+    steps = [model.decode(tgt[:, t:t + 1], memory, mask, cache=cache) for t in range(5)]
+    assert cache.length == 5
+    assert (torch.cat(steps, dim=1) - full).abs().max() < 1e-5
+    cache = model.new_cache()  # several positions at once, then one more
+    first = model.decode(tgt[:, :3], memory, mask, cache=cache)
+    rest = model.decode(tgt[:, 3:], memory, mask, cache=cache)
+    assert (torch.cat([first, rest], dim=1) - full).abs().max() < 1e-5
+    cache.reorder(torch.tensor([1, 1, 0]))
+    assert cache.layers[0]["self_k"].shape[0] == 3
+
+
+def test_sinusoidal_table_matches_the_formula():
+    d_model, max_len = 16, 50
+    table = te.sinusoidal_table(max_len, d_model)
+    assert table.shape == (max_len, d_model)
+    for pos in range(max_len):
+        for i in range(d_model // 2):
+            angle = pos / 10000 ** (2 * i / d_model)
+            assert table[pos, 2 * i].item() == pytest.approx(math.sin(angle), abs=1e-6)
+            assert table[pos, 2 * i + 1].item() == pytest.approx(math.cos(angle), abs=1e-6)
+
+
+def test_positional_encoding_is_a_buffer():
+    pe = te.SinusoidalPositionalEncoding(8, max_len=20)
+    assert list(pe.parameters()) == []
+    assert "pe" in pe.state_dict()
+    x = torch.zeros(2, 5, 8)
+    assert torch.equal(pe(x)[0], te.sinusoidal_table(20, 8)[:5])
+    assert torch.equal(pe(x, offset=3)[0], te.sinusoidal_table(20, 8)[3:8])
+    assert pe.to(torch.float64).pe.dtype == torch.float64
+
+
+def test_paper_parameter_counts():
+    with torch.device("meta"):  # shapes only: no memory, no time spent initialising
+        base = te.count_parameters(te.Transformer(te.TransformerConfig.base(37000)))
+        big = te.count_parameters(te.Transformer(te.TransformerConfig.big(37000)))
+    assert abs(base - 65e6) / 65e6 < 0.05
+    assert abs(big - 213e6) / 213e6 < 0.05
+
+
+def test_presets_follow_the_paper():
+    base = te.TransformerConfig.base(100)
+    assert (base.d_model, base.n_heads, base.d_ff, base.n_layers, base.dropout) == (512, 8, 2048, 6, 0.1)
+    big = te.TransformerConfig.big(100)
+    assert (big.d_model, big.n_heads, big.d_ff, big.n_layers, big.dropout) == (1024, 16, 4096, 6, 0.3)
+    model = te.Transformer(te.TransformerConfig.base(50, d_model=16, n_heads=2, d_ff=32, n_layers=1))
+    assert model.src_embed is model.tgt_embed
+    assert model.generator.weight is model.tgt_embed.weight
+    assert te.TransformerConfig.from_dict(base.to_dict()) == base
+
+
+def test_xavier_initialisation():
+    model = small_model(d_model=64, d_ff=256)
+    weight = model.encoder.layers[0].feed_forward.w_1.weight  # (256, 64)
+    bound = math.sqrt(6 / (64 + 256))
+    assert weight.abs().max() <= bound
+    assert weight.std().item() == pytest.approx(bound / math.sqrt(3), rel=0.05)
+
+
+def test_training_step_has_no_nan_and_gradients_everywhere():
+    model = small_model(dropout=0.1).train()
+    src, tgt = tokens(4, 6, 23, 11), tokens(4, 5, 19, 12)
+    src[0, 2:] = 0
+    logits = model(src, tgt)
+    loss = torch.nn.functional.cross_entropy(logits.reshape(-1, 19), tgt.reshape(-1))
+    loss.backward()
+    assert torch.isfinite(loss)
+    for name, p in model.named_parameters():
+        assert p.grad is not None and torch.isfinite(p.grad).all(), name
