@@ -1,0 +1,271 @@
+"""Tests of the book's figures: transformer_edu.viz and transformer_edu.interactive."""
+
+from __future__ import annotations
+
+import json
+import re
+import warnings
+from unittest import mock
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import plotly.graph_objects as go  # noqa: E402
+import pytest  # noqa: E402
+import torch  # noqa: E402
+
+import transformer_edu as te  # noqa: E402
+from transformer_edu import interactive, viz  # noqa: E402
+
+TOKENS = ["the", "cat", "sat"]
+
+
+@pytest.fixture(autouse=True)
+def _close_figures():
+    yield
+    plt.close("all")
+
+
+def _weights(lq: int, lk: int) -> torch.Tensor:
+    return torch.rand(lq, lk, generator=torch.Generator().manual_seed(0)).softmax(-1)
+
+
+# ---------------------------------------------------------------- viz
+
+
+def test_use_book_style_sets_the_theme_and_reports_the_korean_font():
+    korean = viz.use_book_style()
+    assert matplotlib.rcParams["figure.figsize"][0] <= viz.BOOK_WIDTH
+    families = matplotlib.rcParams["font.sans-serif"]
+    assert families[0] == "DejaVu Sans"
+    if korean is None:
+        assert len(families) == 1
+    else:
+        assert families[1] == korean
+        assert korean in {f.name for f in matplotlib.font_manager.fontManager.ttflist}
+
+
+def test_korean_tokens_draw_without_glyph_warnings():
+    viz.use_book_style()
+    with warnings.catch_warnings(record=True) as caught:
+        ax = viz.attention_heatmap(_weights(2, 2), ["나는", "학교에"], ["학교에", "간다"])
+        ax.figure.canvas.draw()
+    assert not [w for w in caught if "Glyph" in str(w.message)]
+
+
+def test_without_a_korean_font_the_style_falls_back_silently():
+    with mock.patch.object(viz, "korean_font", return_value=None):
+        assert viz.use_book_style() is None
+    assert matplotlib.rcParams["font.family"] == ["DejaVu Sans"]
+    with warnings.catch_warnings(record=True) as caught:
+        ax = viz.attention_heatmap(_weights(2, 2), ["나는", "학교에"])
+        ax.figure.canvas.draw()
+    assert not [w for w in caught if "Glyph" in str(w.message)]
+    viz.use_book_style()
+
+
+def test_attention_heatmap_puts_the_tokens_on_the_axes():
+    keys = ["a", "b", "c", "d"]
+    ax = viz.attention_heatmap(_weights(3, 4), TOKENS, keys, title="t")
+    assert [t.get_text() for t in ax.get_yticklabels()] == TOKENS
+    assert [t.get_text() for t in ax.get_xticklabels()] == keys
+    assert ax.get_title() == "t"
+    assert (ax.get_ylabel(), ax.get_xlabel()) == ("query", "key")
+
+
+def test_attention_heatmap_defaults_keys_to_queries_and_drops_unit_dimensions():
+    ax = viz.attention_heatmap(_weights(3, 3)[None, None], TOKENS)
+    assert [t.get_text() for t in ax.get_xticklabels()] == TOKENS
+
+
+def test_attention_heatmap_annotates_each_cell():
+    weights = torch.tensor([[0.25, 0.75], [1.0, 0.0]])
+    ax = viz.attention_heatmap(weights, ["x", "y"], annotate=True)
+    assert sorted(t.get_text() for t in ax.texts) == ["0.00", "0.25", "0.75", "1.00"]
+
+
+@pytest.mark.parametrize(
+    "shape, queries, keys",
+    [((3, 4), TOKENS, ["a", "b", "c"]), ((2, 3), TOKENS, TOKENS), ((3, 3), ["a"], None)],
+)
+def test_attention_heatmap_names_both_sizes_when_tokens_do_not_match(shape, queries, keys):
+    with pytest.raises(ValueError) as error:
+        viz.attention_heatmap(_weights(*shape), queries, keys)
+    message = str(error.value)
+    assert str(shape) in message
+    assert "query_tokens" in message and "key_tokens" in message
+
+
+def test_attention_heatmap_rejects_a_batch_of_maps():
+    with pytest.raises(ValueError, match=r"2-D \(Lq, Lk\)"):
+        viz.attention_heatmap(torch.rand(2, 3, 3), TOKENS)
+
+
+def test_attention_heatmap_rejects_a_string_of_tokens():
+    with pytest.raises(TypeError, match="split"):
+        viz.attention_heatmap(_weights(3, 3), "the cat sat")
+
+
+def test_attention_heatmap_greys_out_blocked_cells():
+    mask = te.causal_mask(3)  # (1, 1, 3, 3), True = may attend
+    ax = viz.attention_heatmap(_weights(3, 3), TOKENS, mask=mask)
+    mesh = ax.collections[0]
+    hidden = np.ma.getmaskarray(mesh.get_array()).reshape(3, 3)
+    assert np.array_equal(hidden, ~mask[0, 0].numpy())
+
+
+def test_attention_grid_draws_one_titled_panel_per_head():
+    weights = torch.rand(1, 4, 3, 3).softmax(-1)
+    fig = viz.attention_grid(weights, TOKENS, ncols=2, titles=["a", "b", "c", "d"])
+    titled = [ax.get_title() for ax in fig.axes if ax.get_title()]
+    assert titled == ["a", "b", "c", "d"]
+    with pytest.raises(ValueError, match="titles has 2 entries but weights has 4 heads"):
+        viz.attention_grid(weights, TOKENS, titles=["a", "b"])
+    with pytest.raises(ValueError, match=r"3-D \(H, Lq, Lk\)"):
+        viz.attention_grid(torch.rand(3, 3), TOKENS)
+
+
+def test_matrix_heatmap_centres_signed_values_at_zero():
+    ax = viz.matrix_heatmap(torch.tensor([[-2.0, 1.0], [0.5, 0.0]]), signed=True)
+    low, high = ax.collections[0].get_clim()
+    assert (low, high) == (-2.0, 2.0)
+    with pytest.raises(ValueError, match="row_labels has 3 tokens"):
+        viz.matrix_heatmap(torch.zeros(2, 2), row_labels=["a", "b", "c"])
+
+
+def test_line_plot_draws_one_labelled_curve_per_entry():
+    ax = viz.line_plot([1, 2, 4], {"a": [1, 2, 3], "b": [3, 2, 1]}, xlabel="x", logx=True)
+    assert [line.get_label() for line in ax.get_lines()] == ["a", "b"]
+    with pytest.raises(ValueError, match="curve 'c' has 2 values but x has 3"):
+        viz.line_plot([1, 2, 3], {"c": [1, 2]})
+
+
+def test_plotly_colorscale_matches_the_colour_map_ends():
+    scale = viz.plotly_colorscale()
+    assert scale[0] == [0.0, "#ffffff"] and scale[-1][0] == 1.0
+
+
+# ---------------------------------------------------------------- interactive
+
+
+def test_rounded_keeps_four_decimals_and_normalises_negative_zero():
+    value = {"z": np.array([[0.123456789, -0.0, np.nan]]), "n": np.int64(3), "t": torch.tensor([1 / 3])}
+    assert interactive.rounded(value) == {"z": [[0.1235, 0.0, None]], "n": 3, "t": [0.3333]}
+    assert str(interactive.rounded(-0.00001)) == "0.0"
+
+
+def _small_figure() -> go.Figure:
+    return go.Figure(go.Heatmap(z=[[1 / 3, 2 / 3]]), layout=dict(title=dict(text="demo"), height=300))
+
+
+def test_figure_html_is_deterministic_and_uses_the_page_plotly_first():
+    first = interactive.figure_html(_small_figure(), "demo-figure")
+    second = interactive.figure_html(_small_figure(), "demo-figure")
+    assert first == second
+    assert '<div id="demo-figure" class="plotly-graph-div"' in first
+    assert "0.3333" in first and "0.33333" not in first
+    assert first.index("if (window.Plotly)") < first.index("cdn.plot.ly")
+    assert not re.search(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}", first)  # no random uuid
+
+
+def test_figure_html_validates_its_arguments():
+    with pytest.raises(ValueError, match="div_id"):
+        interactive.figure_html(_small_figure(), "1 bad id")
+    with pytest.raises(TypeError, match="plotly.graph_objects.Figure"):
+        interactive.figure_html({"data": []}, "ok")
+
+
+def test_figure_html_escapes_closing_script_tags_in_labels():
+    fig = go.Figure(go.Bar(x=["</script>"], y=[1]))
+    html = interactive.figure_html(fig, "bars")
+    assert html.count("</script>") == 1
+
+
+def test_show_displays_the_same_bundle_twice():
+    bundles = []
+    with mock.patch("IPython.display.display", side_effect=lambda b, raw: bundles.append((b, raw))):
+        interactive.show(_small_figure(), "demo-figure")
+        interactive.show(_small_figure(), "demo-figure")
+    assert bundles[0] == bundles[1]
+    bundle, raw = bundles[0]
+    assert raw is True
+    assert bundle["text/plain"] == "<interactive figure: demo>"
+    assert bundle["text/html"] == interactive.figure_html(_small_figure(), "demo-figure")
+
+
+@pytest.fixture(scope="module")
+def explorer() -> go.Figure:
+    return interactive.mask_explorer_figure("the cat sat on the mat", max_pad=3, start_pad=2)
+
+
+def test_mask_explorer_first_menu_sets_the_number_of_pads(explorer):
+    pads = explorer.layout.updatemenus[0]
+    assert [b.label for b in pads.buttons] == ["0 pads", "1 pad", "2 pads", "3 pads"]
+    assert pads.active == 2
+    for n_pad, button in enumerate(pads.buttons):
+        restyle, relayout = button.args
+        assert all(len(z) == 6 + n_pad for z in restyle["z"])
+        assert relayout["xaxis.ticktext"] == "the cat sat on the mat".split() + ["<pad>"] * n_pad
+
+
+def test_mask_explorer_buttons_change_the_plotted_data(explorer):
+    buttons = explorer.layout.updatemenus[0].buttons
+    zs = [json.dumps(interactive.rounded(b.args[0]["z"])) for b in buttons]
+    assert len(set(zs)) == len(zs)
+    # The figure starts on the active button's data, so any other button changes it.
+    assert json.dumps(interactive.rounded([t.z for t in explorer.data])) == zs[2]
+
+
+def test_mask_explorer_blocks_the_masked_cells(explorer):
+    z_no, z_pad, z_causal, z_both = (np.array(z, dtype=float) for z in explorer.layout.updatemenus[0].buttons[3].args[0]["z"])
+    n_real, length = 6, 9
+    assert not np.isnan(z_no).any()
+    assert np.isnan(z_pad[:, n_real:]).all() and not np.isnan(z_pad[:, :n_real]).any()
+    upper = np.triu(np.ones((length, length), dtype=bool), k=1)
+    assert np.isnan(z_causal[upper]).all() and not np.isnan(z_causal[~upper]).any()
+    assert np.isnan(z_both[:, n_real:]).all() and np.isnan(z_both[upper]).all()
+    for z in (z_no, z_pad, z_causal, z_both):  # every query's weights still sum to 1
+        assert np.allclose(np.nansum(z, axis=1), 1.0, atol=1e-3)
+
+
+def test_mask_explorer_matches_the_package(explorer):
+    restyle, _ = explorer.layout.updatemenus[0].buttons[1].args  # one pad
+    for z, allowed in zip(restyle["z"], (None, "padding", "causal", "both")):
+        z = np.array(z, dtype=float)
+        blocked = np.isnan(z)
+        expected = np.zeros_like(blocked)
+        if allowed in ("padding", "both"):
+            ids = torch.tensor([[1, 1, 1, 1, 1, 1, 0]])
+            expected |= ~te.padding_mask(ids)[0, 0].expand(7, 7).numpy()
+        if allowed in ("causal", "both"):
+            expected |= ~te.causal_mask(7)[0, 0].numpy()
+        assert np.array_equal(blocked, expected)
+
+
+def test_mask_explorer_reports_that_masked_pads_leave_real_outputs_unchanged(explorer):
+    titles = [a["text"] for a in explorer.layout.updatemenus[0].buttons[3].args[1]["annotations"][:4]]
+    moved = [float(re.search(r"moved by ([0-9.]+)", t).group(1)) for t in titles]
+    assert moved[0] > 0.1  # no mask: the pads pull the real tokens' outputs away
+    assert moved[1:] == [0.0, 0.0, 0.0]  # pads after the sentence are invisible to causal queries too
+
+
+def test_mask_explorer_second_menu_highlights_a_query_row(explorer):
+    queries = explorer.layout.updatemenus[1]
+    assert [b.label for b in queries.buttons] == ["no query", "the", "cat", "sat", "on", "the", "mat"]
+    shapes = queries.buttons[3].args[0]["shapes"]
+    assert len(shapes) == 4 and all((s["y0"], s["y1"]) == (1.5, 2.5) for s in shapes)
+
+
+def test_mask_explorer_validates_its_arguments():
+    with pytest.raises(ValueError, match="start_pad"):
+        interactive.mask_explorer_figure(max_pad=2, start_pad=3)
+    with pytest.raises(ValueError, match="sentence"):
+        interactive.mask_explorer_figure(sentence="  ")
+
+
+def test_mask_explorer_html_is_deterministic(explorer):
+    again = interactive.mask_explorer_figure("the cat sat on the mat", max_pad=3, start_pad=2)
+    assert interactive.figure_html(explorer, "mask-explorer") == interactive.figure_html(again, "mask-explorer")

@@ -1,0 +1,392 @@
+"""Interactive figures that work without a kernel (the static HTML book, Colab, Jupyter).
+
+ipywidgets need a running Python kernel, so in the published book they are
+dead. Each chapter therefore also shows a Plotly figure *precomputed* from the
+real package over the widget's settings, switched with Plotly's own buttons
+(``updatemenus``) or sliders, which run in the browser alone.
+
+:func:`show` displays such a figure. Its HTML is deterministic (a fixed div
+id, numbers rounded to 4 decimals, no random ids), so ``pytest --nbval``
+compares it across runs and across CPU and GPU. It uses the page's
+``window.Plotly`` when there is one (the book serves ``plotly.min.js`` from its
+own ``_static`` folder), and otherwise loads Plotly from its CDN first (Colab,
+Jupyter).
+
+Figures (one section per chapter; later chapters append theirs at the end):
+
+- :func:`mask_explorer_figure`: padding and causal masks (Chapter 1).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+
+import numpy as np
+import plotly.graph_objects as go
+import torch
+from plotly.offline import get_plotlyjs_version
+from plotly.subplots import make_subplots
+
+from . import viz
+from .attention import scaled_dot_product_attention
+from .masks import causal_mask, padding_mask
+
+__all__ = ["BOOK_TEMPLATE", "figure_html", "show", "rounded", "mask_explorer_figure"]
+
+DECIMALS = 4
+"""Digits kept for every number of a displayed figure."""
+
+BOOK_TEMPLATE = go.layout.Template(
+    layout=dict(
+        font=dict(family="DejaVu Sans, NanumGothic, 'Noto Sans KR', sans-serif", size=12, color="#222222"),
+        paper_bgcolor="white",
+        plot_bgcolor="white",
+        margin=dict(l=60, r=20, t=60, b=50),
+        hoverlabel=dict(font=dict(size=12)),
+    )
+)
+"""A small Plotly template in the book's look. Plotly's default template is
+avoided on purpose: it would add several kilobytes to every stored figure."""
+
+_DIV_ID = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*$")
+
+
+# ---------------------------------------------------------------------------
+# Displaying a figure
+# ---------------------------------------------------------------------------
+
+
+def rounded(value, decimals: int = DECIMALS):
+    """A JSON-ready copy of ``value`` with every float rounded to ``decimals`` places.
+
+    Walks dicts, lists, tuples, NumPy arrays and tensors; ``-0.0`` becomes ``0.0``,
+    so CPU and GPU runs produce the same text.
+    """
+    if isinstance(value, dict):
+        return {key: rounded(item, decimals) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [rounded(item, decimals) for item in value]
+    if isinstance(value, torch.Tensor):
+        value = value.detach().cpu().numpy()
+    if isinstance(value, np.ndarray):
+        return rounded(value.tolist(), decimals)
+    if isinstance(value, (np.bool_, bool)):
+        return bool(value)
+    if isinstance(value, np.integer):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        value = float(value)
+        if not math.isfinite(value):
+            return None  # JSON has no NaN / inf; Plotly draws None as a gap
+        return round(value, decimals) + 0.0
+    return value
+
+
+def figure_html(fig: go.Figure, div_id: str) -> str:
+    """The HTML fragment that draws ``fig`` into a ``<div id=div_id>``.
+
+    Args:
+        fig: a Plotly figure.
+        div_id: a stable id, unique on its page (letters, digits, ``-``, ``_``).
+
+    Returns:
+        A ``<div>`` and a ``<script>``. The script draws with ``window.Plotly``
+        when the page has it, and otherwise loads the matching plotly.js from
+        the CDN first (with RequireJS where the page uses it, as the classic
+        Jupyter notebook does).
+    """
+    if not isinstance(fig, go.Figure):
+        raise TypeError(f"fig must be a plotly.graph_objects.Figure, got {type(fig).__name__}")
+    if not isinstance(div_id, str) or not _DIV_ID.match(div_id):
+        raise ValueError(
+            f"div_id must start with a letter and hold only letters, digits, '-' and '_', got {div_id!r}"
+        )
+    spec = rounded(fig.to_plotly_json())
+    height = spec.get("layout", {}).get("height") or 450
+    payload = json.dumps(
+        {"data": spec.get("data", []), "layout": spec.get("layout", {})},
+        separators=(",", ":"),
+        ensure_ascii=False,
+    ).replace("</", "<\\/")  # a "</script>" inside a label must not end the script
+    cdn = f"https://cdn.plot.ly/plotly-{get_plotlyjs_version()}.min"
+    return f"""<div id="{div_id}" class="plotly-graph-div" style="height:{height}px; width:100%;"></div>
+<script type="text/javascript">
+(function () {{
+  var figure = {payload};
+  var config = {{"responsive": true, "displayModeBar": false}};
+  function draw(Plotly) {{
+    var element = document.getElementById("{div_id}");
+    if (element) {{ Plotly.newPlot(element, figure.data, figure.layout, config); }}
+  }}
+  if (window.Plotly) {{ draw(window.Plotly); return; }}
+  if (typeof window.requirejs === "function") {{
+    window.requirejs.config({{paths: {{plotly: "{cdn}"}}}});
+    window.requirejs(["plotly"], function (Plotly) {{ window.Plotly = Plotly; draw(Plotly); }});
+    return;
+  }}
+  if (!window.__bookPlotlyLoading) {{
+    window.__bookPlotlyLoading = new Promise(function (resolve, reject) {{
+      var script = document.createElement("script");
+      script.src = "{cdn}.js";
+      script.onload = function () {{ resolve(window.Plotly); }};
+      script.onerror = reject;
+      document.head.appendChild(script);
+    }});
+  }}
+  window.__bookPlotlyLoading.then(draw);
+}})();
+</script>"""
+
+
+def show(fig: go.Figure, div_id: str) -> None:
+    """Display ``fig`` as a kernel-free interactive figure (see :func:`figure_html`).
+
+    The output has a ``text/html`` part (the figure) and a short
+    ``text/plain`` part (its title), both deterministic.
+    """
+    from IPython.display import display
+
+    html = figure_html(fig, div_id)
+    title = fig.layout.title.text if fig.layout.title and fig.layout.title.text else div_id
+    display({"text/html": html, "text/plain": f"<interactive figure: {_plain(title)}>"}, raw=True)
+
+
+def _plain(text: str) -> str:
+    return re.sub(r"<[^>]+>", "", str(text))
+
+
+# ---------------------------------------------------------------------------
+# Chapter 1: the attention-mask explorer
+# ---------------------------------------------------------------------------
+
+_MASK_MODES = (
+    ("no mask", False, False),
+    ("padding mask", True, False),
+    ("causal mask", False, True),
+    ("padding + causal", True, True),
+)
+
+
+def _mask_explorer_states(
+    tokens: list[str], max_pad: int, d_model: int, seed: int
+) -> list[dict]:
+    """Attention weights and output changes for every pad count and mask mode."""
+    generator = torch.Generator().manual_seed(seed)
+    vocab = sorted(set(tokens)) + ["<pad>"]
+    embedding = torch.randn(len(vocab), d_model, generator=generator)  # one vector per word
+    w_q, w_k, w_v = (torch.randn(d_model, d_model, generator=generator) / math.sqrt(d_model) for _ in range(3))
+    pad_id = len(vocab) - 1
+
+    def attend(n_pad: int, use_padding: bool, use_causal: bool):
+        ids = torch.tensor([[vocab.index(t) for t in tokens] + [pad_id] * n_pad])  # (1, L)
+        x = embedding[ids][:, None]  # (1, 1, L, D): batch and one head, as the masks expect
+        allowed = torch.ones(1, 1, ids.shape[1], ids.shape[1], dtype=torch.bool)
+        if use_padding:
+            allowed = allowed & padding_mask(ids, pad_id)  # (1, 1, 1, L)
+        if use_causal:
+            allowed = allowed & causal_mask(ids.shape[1])  # (1, 1, L, L)
+        out, weights = scaled_dot_product_attention(x @ w_q, x @ w_k, x @ w_v, allowed)
+        return out[0, 0], weights[0, 0], allowed[0, 0].expand_as(weights[0, 0])  # (L, D), (L, L), (L, L)
+
+    states = []
+    for n_pad in range(max_pad + 1):
+        panels = []
+        for name, use_padding, use_causal in _MASK_MODES:
+            out, weights, allowed = attend(n_pad, use_padding, use_causal)
+            reference, _, _ = attend(0, use_padding, use_causal)  # the same sentence without padding
+            moved = (out[: len(tokens)] - reference).norm(dim=-1).max().item()
+            panels.append({"name": name, "weights": weights, "allowed": allowed, "moved": moved})
+        states.append({"n_pad": n_pad, "labels": tokens + ["<pad>"] * n_pad, "panels": panels})
+    return states
+
+
+def mask_explorer_figure(
+    sentence: str = "the cat sat on the mat",
+    max_pad: int = 3,
+    start_pad: int = 2,
+    d_model: int = 16,
+    seed: int = 0,
+) -> go.Figure:
+    """The attention-mask explorer of Chapter 1, precomputed for the static book.
+
+    A real sentence, embedded with a seeded random table and projected by
+    seeded random W_Q, W_K, W_V, goes through
+    :func:`~transformer_edu.scaled_dot_product_attention` with four masks side
+    by side: none, padding (:func:`~transformer_edu.padding_mask`), causal
+    (:func:`~transformer_edu.causal_mask`) and both. Two rows of buttons:
+
+    - the first chooses how many ``<pad>`` tokens follow the sentence (0 … ``max_pad``);
+      it changes the plotted weights;
+    - the second highlights one query token's row in every panel.
+
+    Each panel's title gives how far the real tokens' outputs moved compared
+    with the unpadded sentence (the largest norm of the change): 0 exactly
+    when the mask keeps the pads out. Blocked cells are empty (grey).
+
+    Args:
+        sentence: space-separated tokens.
+        max_pad: the largest number of pad tokens offered (0 … 8).
+        start_pad: the number of pads shown first.
+        d_model: width of the random embeddings.
+        seed: seed of the embeddings and projections.
+
+    Returns:
+        The figure; display it with :func:`show`.
+    """
+    if not isinstance(sentence, str) or not sentence.split():
+        raise ValueError(f"sentence must be a non-empty string of space-separated tokens, got {sentence!r}")
+    tokens = sentence.split()
+    if "<pad>" in tokens:
+        raise ValueError("sentence must not contain '<pad>': the figure adds the pads itself")
+    if isinstance(max_pad, bool) or not isinstance(max_pad, int) or not 0 <= max_pad <= 8:
+        raise ValueError(f"max_pad must be an int in 0 … 8, got {max_pad!r}")
+    if isinstance(start_pad, bool) or not isinstance(start_pad, int) or not 0 <= start_pad <= max_pad:
+        raise ValueError(f"start_pad must be an int in 0 … max_pad = {max_pad}, got {start_pad!r}")
+    if isinstance(d_model, bool) or not isinstance(d_model, int) or d_model < 1:
+        raise ValueError(f"d_model must be a positive int, got {d_model!r}")
+    states = _mask_explorer_states(tokens, max_pad, d_model, seed)
+
+    titles = [panel["name"] for panel in states[start_pad]["panels"]]
+    fig = make_subplots(rows=2, cols=2, subplot_titles=titles, horizontal_spacing=0.12, vertical_spacing=0.16)
+    colorscale = viz.plotly_colorscale()
+
+    def trace_values(state: dict, panel: dict) -> tuple[list, list, list]:
+        weights = panel["weights"].numpy().round(DECIMALS)
+        z = np.where(panel["allowed"].numpy(), weights, np.nan)  # blocked cells: a gap
+        labels = state["labels"]
+        text = [
+            [
+                f"query {labels[i]} → key {labels[j]}: "
+                + (f"{weights[i, j]:.4f}" if panel["allowed"][i, j] else "blocked")
+                for j in range(len(labels))
+            ]
+            for i in range(len(labels))
+        ]
+        positions = list(range(len(labels)))
+        return rounded(z), positions, text
+
+    first = states[start_pad]
+    for index, panel in enumerate(first["panels"]):
+        z, positions, text = trace_values(first, panel)
+        fig.add_trace(
+            go.Heatmap(
+                z=z,
+                x=positions,
+                y=positions,
+                text=text,
+                hoverinfo="text",
+                colorscale=colorscale,
+                zmin=0.0,
+                zmax=1.0,
+                showscale=index == 0,
+                colorbar=dict(title=dict(text="weight"), len=0.9, thickness=12),
+                xgap=1,
+                ygap=1,
+            ),
+            row=index // 2 + 1,
+            col=index % 2 + 1,
+        )
+
+    def axis_layout(state: dict) -> dict:
+        labels = state["labels"]
+        positions = list(range(len(labels)))
+        layout = {}
+        for index in range(4):
+            suffix = "" if index == 0 else str(index + 1)
+            layout[f"xaxis{suffix}.tickvals"] = positions
+            layout[f"xaxis{suffix}.ticktext"] = labels
+            layout[f"xaxis{suffix}.range"] = [-0.5, len(labels) - 0.5]
+            layout[f"yaxis{suffix}.tickvals"] = positions
+            layout[f"yaxis{suffix}.ticktext"] = labels
+            layout[f"yaxis{suffix}.range"] = [len(labels) - 0.5, -0.5]  # query 0 at the top
+        return layout
+
+    subplot_titles = [a.to_plotly_json() for a in fig.layout.annotations]
+    menu_labels = [
+        dict(text=text, xref="paper", yref="paper", x=0.0, y=y, xanchor="right", yanchor="bottom",
+             showarrow=False, font=dict(size=12), yshift=6)
+        for text, y in (("pads", 1.16), ("query", 1.09))
+    ]
+
+    def titles_for(state: dict) -> list[dict]:
+        annotations = [dict(a) for a in subplot_titles]
+        for annotation, panel in zip(annotations, state["panels"]):
+            annotation["text"] = f"{panel['name']}<br><sub>real outputs moved by {panel['moved']:.4f}</sub>"
+        return annotations + menu_labels
+
+    pad_buttons = []
+    for state in states:
+        columns = [trace_values(state, panel) for panel in state["panels"]]
+        restyle = {
+            "z": [c[0] for c in columns],
+            "x": [c[1] for c in columns],
+            "y": [c[1] for c in columns],
+            "text": [c[2] for c in columns],
+        }
+        relayout = {**axis_layout(state), "annotations": titles_for(state)}
+        n_pad = state["n_pad"]
+        pad_buttons.append(
+            dict(label=f"{n_pad} pad{'s' if n_pad != 1 else ''}", method="update", args=[restyle, relayout])
+        )
+
+    def row_box(query: int) -> list[dict]:
+        return [
+            dict(
+                type="rect",
+                xref=f"x{'' if i == 0 else i + 1} domain",
+                yref=f"y{'' if i == 0 else i + 1}",
+                x0=0,
+                x1=1,
+                y0=query - 0.5,
+                y1=query + 0.5,
+                line=dict(color="#d62728", width=2),
+            )
+            for i in range(4)
+        ]
+
+    query_buttons = [dict(label="no query", method="relayout", args=[{"shapes": []}])] + [
+        dict(label=token, method="relayout", args=[{"shapes": row_box(q)}]) for q, token in enumerate(tokens)
+    ]
+
+    fig.update_layout(axis_layout(first))
+    fig.update_layout(
+        template=BOOK_TEMPLATE,
+        title=dict(text="Attention weights under four masks (rows: queries, columns: keys)",
+                   x=0.0, xanchor="left", y=0.985, yanchor="top", yref="container"),
+        height=760,
+        margin=dict(t=150, l=70, r=20, b=60),
+        updatemenus=[
+            dict(
+                type="buttons",
+                direction="right",
+                buttons=pad_buttons,
+                active=start_pad,
+                showactive=True,
+                x=0.0,
+                xanchor="left",
+                y=1.16,
+                yanchor="bottom",
+                pad=dict(r=4, t=0),
+            ),
+            dict(
+                type="buttons",
+                direction="right",
+                buttons=query_buttons,
+                active=0,
+                showactive=True,
+                x=0.0,
+                xanchor="left",
+                y=1.09,
+                yanchor="bottom",
+                pad=dict(r=4, t=0),
+            ),
+        ],
+    )
+    fig.layout.annotations = titles_for(first)
+    # Blocked cells are gaps in the heatmap, so the grey background shows through.
+    fig.update_layout(plot_bgcolor=viz.BLOCKED_COLOR)
+    fig.update_xaxes(tickangle=-45, showgrid=False, zeroline=False)
+    fig.update_yaxes(showgrid=False, zeroline=False)
+    return fig

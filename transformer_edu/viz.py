@@ -1,0 +1,468 @@
+"""The book's one look: theme, colour maps and attention heatmaps (all chapters).
+
+Every static figure of the book goes through this module, so the chapters
+share fonts, sizes and colours, and every attention picture has the actual
+tokens on its axes::
+
+    from transformer_edu import viz
+
+    viz.use_book_style()
+    viz.attention_heatmap(weights, query_tokens, key_tokens, title="head 0")
+
+Korean tokens (the toy translation task of Chapter 7) need a font with Hangul
+glyphs. :func:`use_book_style` picks one when the machine has one (on Debian:
+``apt-get install fonts-nanum``); otherwise it keeps the default font and
+silences matplotlib's "Glyph missing" warnings, so the book's pages stay
+clean (the Hangul then shows as boxes).
+
+Shape legend: H heads, Lq query length, Lk key length.
+"""
+
+from __future__ import annotations
+
+import re
+import warnings
+from pathlib import Path
+from typing import Mapping, Sequence
+
+import matplotlib
+import matplotlib.pyplot as plt
+import numpy as np
+import seaborn as sns
+from matplotlib import font_manager
+from matplotlib.axes import Axes
+from matplotlib.colors import Colormap, LinearSegmentedColormap
+from matplotlib.figure import Figure
+
+__all__ = [
+    "BOOK_WIDTH",
+    "ATTENTION_CMAP",
+    "DIVERGING_CMAP",
+    "use_book_style",
+    "korean_font",
+    "to_numpy",
+    "attention_heatmap",
+    "attention_grid",
+    "matrix_heatmap",
+    "line_plot",
+    "plotly_colorscale",
+]
+
+BOOK_WIDTH = 7.0
+"""Width of the book's text column in inches; no figure is wider."""
+
+ATTENTION_CMAP: Colormap = LinearSegmentedColormap.from_list(
+    "book_attention", ["#ffffff", "#c6dbef", "#6baed6", "#2171b5", "#08306b"]
+)
+"""Sequential map for attention weights in [0, 1]: white is 0, dark blue is 1."""
+
+DIVERGING_CMAP: Colormap = LinearSegmentedColormap.from_list(
+    "book_diverging", ["#2166ac", "#92c5de", "#f7f7f7", "#f4a582", "#b2182b"]
+)
+"""Diverging map for signed values (encodings, activations): blue < 0 < red, white at 0."""
+
+BLOCKED_COLOR = "#d9d9d9"
+"""Background of cells a mask blocks, so that "blocked" reads differently from "weight 0"."""
+
+# Families with Hangul glyphs, best first: Debian's fonts-nanum, Noto CJK, then
+# the fonts shipped with macOS and Windows.
+_KOREAN_FAMILIES = (
+    "NanumGothic",
+    "NanumBarunGothic",
+    "Noto Sans CJK KR",
+    "Noto Sans KR",
+    "Source Han Sans KR",
+    "Apple SD Gothic Neo",
+    "AppleGothic",
+    "Malgun Gothic",
+    "UnDotum",
+    "Baekmuk Gulim",
+)
+_KOREAN_FILE = re.compile(
+    r"nanum|notosanscjk|notosanskr|notoserifcjk|sourcehansans|applesdgothic|applegothic|malgun|undotum|baekmuk",
+    re.IGNORECASE,
+)
+_LATIN_FAMILY = "DejaVu Sans"
+
+
+def korean_font() -> str | None:
+    """Return the name of an installed font family with Hangul glyphs, or ``None``.
+
+    Looks in matplotlib's font list first; if none is there (matplotlib caches
+    its list, so fonts installed after the cache was built are missing from
+    it), scans the system's font files once and registers the Korean ones.
+    """
+    known = {font.name for font in font_manager.fontManager.ttflist}
+    for family in _KOREAN_FAMILIES:
+        if family in known:
+            return family
+    for path in font_manager.findSystemFonts():
+        if _KOREAN_FILE.search(Path(path).name):
+            try:
+                font_manager.fontManager.addfont(path)
+            except (OSError, RuntimeError, ValueError):  # unreadable or unsupported file
+                continue
+    known = {font.name for font in font_manager.fontManager.ttflist}
+    return next((family for family in _KOREAN_FAMILIES if family in known), None)
+
+
+def use_book_style() -> str | None:
+    """Apply the book's theme to matplotlib and seaborn.
+
+    Sets a white seaborn theme, font sizes that read well in a 7-inch column,
+    a default figure size of 7 × 3.5 inches, and a font list that covers
+    Latin (DejaVu Sans) and Hangul (the first Korean font found). Without a
+    Korean font, matplotlib's "Glyph … missing" warnings are silenced.
+
+    Returns:
+        The Korean font family in use, or ``None`` when there is none.
+    """
+    sns.set_theme(style="white", context="notebook")
+    korean = korean_font()
+    families = [_LATIN_FAMILY] + ([korean] if korean else [])
+    matplotlib.rcParams.update(
+        {
+            "figure.figsize": (BOOK_WIDTH, 3.5),
+            "figure.dpi": 100,
+            "savefig.dpi": 150,
+            "savefig.bbox": "tight",
+            # matplotlib falls back glyph by glyph along this list of families (3.6+).
+            "font.family": families,
+            "font.sans-serif": families + ["sans-serif"],
+            "font.size": 10,
+            "axes.titlesize": 11,
+            "axes.labelsize": 10,
+            "xtick.labelsize": 9,
+            "ytick.labelsize": 9,
+            "legend.fontsize": 9,
+            "axes.spines.top": False,
+            "axes.spines.right": False,
+            "axes.unicode_minus": True,  # DejaVu Sans, first in the list, has U+2212
+            "image.cmap": "viridis",
+        }
+    )
+    if korean is None:
+        warnings.filterwarnings("ignore", message=r"Glyph \d+ .*missing from", category=UserWarning)
+    return korean
+
+
+def to_numpy(values) -> np.ndarray:
+    """A float NumPy copy of a tensor (any device, with or without grad) or array."""
+    if hasattr(values, "detach"):  # a torch.Tensor
+        values = values.detach().float().cpu().numpy()
+    return np.asarray(values, dtype=float)
+
+
+def _labels(name: str, tokens: Sequence | None, size: int, other: str) -> list[str]:
+    if tokens is None:
+        return [str(i) for i in range(size)]
+    if isinstance(tokens, str):
+        raise TypeError(f"{name} must be a sequence of tokens, got the string {tokens!r}; use {tokens!r}.split()")
+    tokens = [str(t) for t in tokens]
+    if len(tokens) != size:
+        raise ValueError(f"{name} has {len(tokens)} tokens but {other} has {size}: they must match")
+    return tokens
+
+
+def _square_2d(name: str, values) -> np.ndarray:
+    array = to_numpy(values)
+    while array.ndim > 2 and array.shape[0] == 1:  # (1, 1, Lq, Lk) → (Lq, Lk)
+        array = array[0]
+    if array.ndim != 2:
+        raise ValueError(
+            f"{name} must be 2-D (Lq, Lk) (leading dimensions of size 1 are dropped), "
+            f"got shape {tuple(to_numpy(values).shape)}; pick one batch element and head, e.g. weights[0, h]"
+        )
+    return array
+
+
+def matrix_heatmap(
+    values,
+    row_labels: Sequence | None = None,
+    col_labels: Sequence | None = None,
+    ax: Axes | None = None,
+    title: str | None = None,
+    signed: bool = False,
+    annotate: bool = False,
+    cmap: Colormap | str | None = None,
+    vmin: float | None = None,
+    vmax: float | None = None,
+    blocked=None,
+    colorbar: bool = True,
+    xlabel: str | None = None,
+    ylabel: str | None = None,
+    fmt: str = ".2f",
+) -> Axes:
+    """Draw a labelled matrix as a heatmap.
+
+    Args:
+        values: a 2-D tensor or array (R, C).
+        row_labels, col_labels: one label per row / column (default: indices).
+        ax: the axes to draw on (default: a new figure sized for the book).
+        title: the axes title.
+        signed: use :data:`DIVERGING_CMAP`, centred at 0, for values of both signs.
+        annotate: write each value in its cell.
+        cmap: a colour map overriding the default.
+        vmin, vmax: the colour range (default: the data's range, symmetric if ``signed``).
+        blocked: optional boolean (R, C) array, ``True`` where a cell is
+            blocked; such cells are left grey and hatched instead of coloured.
+        colorbar: draw a colour bar.
+        xlabel, ylabel: axis titles.
+        fmt: format of the annotations.
+
+    Returns:
+        The axes.
+    """
+    array = _square_2d("values", values)
+    rows = _labels("row_labels", row_labels, array.shape[0], f"values (shape {array.shape}) axis 0")
+    cols = _labels("col_labels", col_labels, array.shape[1], f"values (shape {array.shape}) axis 1")
+    hidden = None
+    if blocked is not None:
+        hidden = _square_2d("blocked", blocked).astype(bool)
+        if hidden.shape != array.shape:
+            raise ValueError(f"blocked has shape {hidden.shape} but values has shape {array.shape}")
+    if ax is None:
+        width = min(BOOK_WIDTH, 1.2 + 0.45 * len(cols))
+        _, ax = plt.subplots(figsize=(width, min(BOOK_WIDTH, 0.8 + 0.4 * len(rows))))
+    if signed:
+        limit = float(np.nanmax(np.abs(array))) if array.size else 1.0
+        vmin = -limit if vmin is None else vmin
+        vmax = limit if vmax is None else vmax
+    sns.heatmap(
+        array,
+        ax=ax,
+        cmap=cmap or (DIVERGING_CMAP if signed else ATTENTION_CMAP),
+        center=0.0 if signed else None,
+        vmin=vmin,
+        vmax=vmax,
+        mask=hidden,
+        annot=annotate,
+        fmt=fmt,
+        annot_kws={"fontsize": 8},
+        cbar=colorbar,
+        linewidths=0.5,
+        linecolor="white",
+        xticklabels=cols,
+        yticklabels=rows,
+        square=False,
+    )
+    if hidden is not None:
+        ax.set_facecolor(BLOCKED_COLOR)
+        ax.patch.set_hatch("//")
+        ax.patch.set_edgecolor("white")
+    rotate = max((len(c) for c in cols), default=0) > 2
+    ax.set_xticklabels(cols, rotation=45 if rotate else 0, ha="right" if rotate else "center")
+    ax.set_yticklabels(rows, rotation=0)
+    ax.tick_params(length=0)
+    if title:
+        ax.set_title(title)
+    if xlabel:
+        ax.set_xlabel(xlabel)
+    if ylabel:
+        ax.set_ylabel(ylabel)
+    return ax
+
+
+def attention_heatmap(
+    weights,
+    query_tokens: Sequence | None,
+    key_tokens: Sequence | None = None,
+    ax: Axes | None = None,
+    title: str | None = None,
+    annotate: bool = False,
+    cmap: Colormap | str | None = None,
+    mask=None,
+    colorbar: bool = True,
+) -> Axes:
+    """Draw one attention matrix with the query tokens down and the key tokens across.
+
+    Row ``i`` shows where query ``i`` looks: the weights over the keys, which
+    sum to 1. The colour range is fixed to [0, 1], so pictures compare.
+
+    Args:
+        weights: attention weights (Lq, Lk); leading dimensions of size 1,
+            e.g. (1, 1, Lq, Lk), are dropped.
+        query_tokens: the Lq query tokens (row labels).
+        key_tokens: the Lk key tokens (column labels); default: the query tokens
+            (self-attention).
+        ax: the axes to draw on (default: a new figure).
+        title: the axes title.
+        annotate: write each weight in its cell (readable up to about 10 × 10).
+        cmap: a colour map overriding :data:`ATTENTION_CMAP`.
+        mask: optional boolean mask broadcastable to (Lq, Lk), ``True`` = may
+            attend (the package's polarity); blocked cells are drawn grey and hatched.
+        colorbar: draw a colour bar.
+
+    Returns:
+        The axes.
+
+    Raises:
+        ValueError: when the weights' shape does not match the numbers of tokens.
+    """
+    array = _square_2d("weights", weights)
+    for name, tokens in (("query_tokens", query_tokens), ("key_tokens", key_tokens)):
+        if isinstance(tokens, str):
+            raise TypeError(f"{name} must be a sequence of tokens, got the string {tokens!r}; use {tokens!r}.split()")
+    keys = query_tokens if key_tokens is None else key_tokens
+    n_query = array.shape[0] if query_tokens is None else len(query_tokens)
+    n_key = array.shape[1] if keys is None else len(keys)
+    if (n_query, n_key) != array.shape:
+        raise ValueError(
+            f"weights has shape {array.shape} (Lq, Lk) but there are {n_query} query_tokens "
+            f"and {n_key} key_tokens; row i holds query token i's weights over the key tokens"
+        )
+    blocked = None
+    if mask is not None:
+        allowed = to_numpy(mask).astype(bool)
+        allowed = allowed.reshape(_drop_ones(allowed.shape))  # (1, 1, 1, Lk) → (1, Lk)
+        try:
+            blocked = ~np.broadcast_to(allowed, array.shape)
+        except ValueError:
+            raise ValueError(
+                f"mask of shape {tuple(to_numpy(mask).shape)} does not broadcast to the weights' shape {array.shape}"
+            ) from None
+    return matrix_heatmap(
+        array,
+        query_tokens,
+        keys,
+        ax=ax,
+        title=title,
+        annotate=annotate,
+        cmap=cmap,
+        vmin=0.0,
+        vmax=1.0,
+        blocked=blocked,
+        colorbar=colorbar,
+        xlabel="key",
+        ylabel="query",
+    )
+
+
+def _drop_ones(shape: tuple[int, ...]) -> tuple[int, ...]:
+    shape = tuple(shape)
+    while len(shape) > 2 and shape[0] == 1:
+        shape = shape[1:]
+    return shape
+
+
+def attention_grid(
+    weights,
+    query_tokens: Sequence | None,
+    key_tokens: Sequence | None = None,
+    titles: Sequence[str] | None = None,
+    ncols: int = 4,
+    annotate: bool = False,
+    suptitle: str | None = None,
+) -> Figure:
+    """Draw one attention heatmap per head side by side, with one shared colour bar.
+
+    Args:
+        weights: attention weights (H, Lq, Lk), or (1, H, Lq, Lk) for one batch element.
+        query_tokens: the Lq query tokens.
+        key_tokens: the Lk key tokens (default: the query tokens).
+        titles: one title per head (default: "head 0", "head 1", …).
+        ncols: heads per row.
+        annotate: write each weight in its cell.
+        suptitle: a title above the grid.
+
+    Returns:
+        The figure.
+    """
+    array = to_numpy(weights)
+    if array.ndim == 4 and array.shape[0] == 1:
+        array = array[0]
+    if array.ndim != 3:
+        raise ValueError(
+            f"weights must be 3-D (H, Lq, Lk) or (1, H, Lq, Lk), got shape {tuple(to_numpy(weights).shape)}; "
+            "for a batch, pick one element: weights[b]"
+        )
+    n_heads = array.shape[0]
+    titles = [f"head {h}" for h in range(n_heads)] if titles is None else list(titles)
+    if len(titles) != n_heads:
+        raise ValueError(f"titles has {len(titles)} entries but weights has {n_heads} heads (shape {array.shape})")
+    if not isinstance(ncols, int) or ncols < 1:
+        raise ValueError(f"ncols must be a positive int, got {ncols!r}")
+    ncols = min(ncols, n_heads)
+    nrows = -(-n_heads // ncols)
+    side = min(BOOK_WIDTH / ncols, 2.6)
+    fig, axes = plt.subplots(
+        nrows, ncols, figsize=(min(BOOK_WIDTH, side * ncols + 0.6), side * nrows + 0.4), squeeze=False
+    )
+    for h, ax in enumerate(axes.flat):
+        if h >= n_heads:
+            ax.axis("off")
+            continue
+        attention_heatmap(array[h], query_tokens, key_tokens, ax=ax, title=titles[h], annotate=annotate, colorbar=False)
+        if h % ncols:
+            ax.set_ylabel("")
+            ax.set_yticklabels([])
+        if h // ncols < nrows - 1 and h + ncols < n_heads:
+            ax.set_xlabel("")
+    fig.colorbar(
+        matplotlib.cm.ScalarMappable(norm=matplotlib.colors.Normalize(0, 1), cmap=ATTENTION_CMAP),
+        ax=axes.ravel().tolist(),
+        shrink=0.8,
+        label="weight",
+    )
+    if suptitle:
+        fig.suptitle(suptitle)
+    return fig
+
+
+def line_plot(
+    x,
+    ys: Mapping[str, object],
+    ax: Axes | None = None,
+    title: str | None = None,
+    xlabel: str | None = None,
+    ylabel: str | None = None,
+    logx: bool = False,
+    logy: bool = False,
+    marker: str | None = "o",
+) -> Axes:
+    """Plot one or more curves against a shared x, with a legend.
+
+    Args:
+        x: the x values (N,).
+        ys: label → y values (N,), one curve each.
+        ax: the axes to draw on (default: a new figure).
+        title, xlabel, ylabel: texts.
+        logx, logy: logarithmic axes.
+        marker: point marker (``None`` for plain lines).
+
+    Returns:
+        The axes.
+    """
+    xs = to_numpy(x).ravel()
+    if not ys:
+        raise ValueError("ys is empty: give at least one curve as {label: values}")
+    if ax is None:
+        _, ax = plt.subplots()
+    for label, y in ys.items():
+        values = to_numpy(y).ravel()
+        if values.shape != xs.shape:
+            raise ValueError(f"curve {label!r} has {values.size} values but x has {xs.size}")
+        ax.plot(xs, values, marker=marker, markersize=4, label=str(label))
+    if logx:
+        ax.set_xscale("log", base=2 if np.all(np.log2(xs[xs > 0]) % 1 == 0) else 10)
+    if logy:
+        ax.set_yscale("log")
+    ax.grid(True, alpha=0.3)
+    if len(ys) > 1:
+        ax.legend(frameon=False)
+    if title:
+        ax.set_title(title)
+    if xlabel:
+        ax.set_xlabel(xlabel)
+    if ylabel:
+        ax.set_ylabel(ylabel)
+    return ax
+
+
+def plotly_colorscale(cmap: Colormap = ATTENTION_CMAP, steps: int = 11) -> list[list]:
+    """The colour map as a Plotly colorscale, so interactive figures share the book's colours."""
+    levels = np.linspace(0.0, 1.0, steps)
+    return [
+        [round(float(level), 4), "#{:02x}{:02x}{:02x}".format(*(int(round(255 * c)) for c in cmap(level)[:3]))]
+        for level in levels
+    ]
