@@ -1,0 +1,231 @@
+"""The book builds without a warning, links to the right places and works offline.
+
+The build (``jupyter-book build . --all -W -n --keep-going``) runs once per
+session and is shared with ``test_browser.py``.
+"""
+
+from __future__ import annotations
+
+import filecmp
+import importlib.util
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+if __package__:
+    from . import book_support as bs
+else:
+    import book_support as bs
+
+
+def missing_chapters() -> list[Path]:
+    return [path for path in bs.chapter_notebooks() if not path.exists()]
+
+
+@pytest.fixture(scope="session")
+def built_book() -> bs.BookBuild:
+    missing = missing_chapters()
+    if missing:
+        numbers = ", ".join(str(bs.chapter_number(path)) for path in missing)
+        pytest.skip(f"chapter {numbers} not written yet")
+    return bs.build_book()
+
+
+def load_measure_costs():
+    path = bs.REPO_ROOT / "scripts" / "measure_costs.py"
+    spec = importlib.util.spec_from_file_location("measure_costs", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+class _Resources(HTMLParser):
+    """Collects the scripts and stylesheets a page loads."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.scripts: list[str] = []
+        self.stylesheets: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        if tag == "script" and attrs.get("src"):
+            self.scripts.append(attrs["src"])
+        if tag == "link" and "stylesheet" in (attrs.get("rel") or "") and attrs.get("href"):
+            self.stylesheets.append(attrs["href"])
+
+
+def page_resources(path: Path) -> _Resources:
+    parser = _Resources()
+    parser.feed(path.read_text(encoding="utf-8"))
+    return parser
+
+
+def is_remote(url: str) -> bool:
+    return url.startswith(("http://", "https://", "//"))
+
+
+def built_pages(book: bs.BookBuild) -> list[Path]:
+    pages = sorted(book.html_dir.rglob("*.html"))
+    assert pages, "the build wrote no HTML page"
+    return pages
+
+
+# --------------------------------------------------------------------------- #
+# The build                                                                    #
+# --------------------------------------------------------------------------- #
+
+def test_book_builds_without_warnings(built_book):
+    assert built_book.returncode == 0, built_book.log[-6000:]
+    assert "build succeeded" in built_book.log
+    assert "WARNING" not in built_book.log, built_book.log[-6000:]
+
+
+@pytest.mark.parametrize("page", bs.toc_files())
+def test_every_toc_page_has_an_html_file(built_book, page):
+    path = bs.html_path(page)
+    assert path.is_file(), f"{page} is in _toc.yml but {path} was not built"
+    assert "<article" in path.read_text(encoding="utf-8")
+
+
+def test_toc_names_every_chapter_in_order():
+    numbers = [bs.chapter_number(path) for path in bs.chapter_notebooks()]
+    assert numbers == list(range(1, 9))
+
+
+# --------------------------------------------------------------------------- #
+# The repository address: one value in _config.yml and every setup cell        #
+# --------------------------------------------------------------------------- #
+
+@pytest.mark.parametrize(
+    "notebook", bs.chapter_notebooks(), ids=lambda path: path.stem
+)
+def test_setup_cell_uses_the_books_repository(notebook):
+    if not notebook.exists():
+        pytest.skip(f"chapter {bs.chapter_number(notebook)} not written yet")
+    cell = bs.setup_cell(bs.read_notebook(notebook))
+    assert cell is not None, f"{notebook.name} has no setup cell (starting with {bs.SETUP_COMMENT!r})"
+    assert bs.repo_url_in(cell) == bs.read_config()["repository"]["url"]
+    assert "TRANSFORMER_EDU_SOURCE" in cell["source"]
+
+
+def test_repository_url_is_the_one_the_launch_buttons_use():
+    config = bs.read_config()
+    assert config["repository"]["url"] == "https://github.com/transformer-step-by-step/book"
+    assert config["repository"]["branch"] == "main"
+    # The book sits at the repository root: a non-empty path would be put in
+    # front of "notebooks/..." in every Colab and Binder link.
+    assert config["repository"].get("path_to_book", "") == ""
+
+
+# --------------------------------------------------------------------------- #
+# Offline: Plotly and MathJax come from the site                               #
+# --------------------------------------------------------------------------- #
+
+def test_no_page_loads_plotly_from_a_cdn(built_book):
+    for page in built_pages(built_book):
+        scripts = page_resources(page).scripts
+        remote_plotly = [s for s in scripts if is_remote(s) and "plotly" in s.lower()]
+        assert not remote_plotly, f"{page.name} loads Plotly from {remote_plotly}"
+    for name in bs.toc_files():
+        scripts = page_resources(bs.html_path(name)).scripts
+        local = [s for s in scripts if s.split("?")[0].endswith("_static/plotly.min.js")]
+        assert local, f"{name} does not load _static/plotly.min.js"
+
+
+def test_site_serves_the_installed_plotly(built_book):
+    import plotly
+
+    bundled = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
+    served = built_book.html_dir / "_static" / "plotly.min.js"
+    assert served.is_file()
+    assert filecmp.cmp(bundled, served, shallow=False)
+
+
+def test_no_page_loads_scripts_or_styles_from_the_network(built_book):
+    for page in built_pages(built_book):
+        resources = page_resources(page)
+        remote = [u for u in resources.scripts + resources.stylesheets if is_remote(u)]
+        assert not remote, f"{page.relative_to(built_book.html_dir)} loads {remote}"
+
+
+def test_mathjax_is_served_by_the_site(built_book):
+    page = bs.html_path("book/intro")
+    mathjax = [s for s in page_resources(page).scripts if "mathjax" in s.lower()]
+    assert mathjax, "the front page loads no MathJax"
+    for src in mathjax:
+        assert not is_remote(src)
+        assert (page.parent / src.split("?")[0]).resolve().is_file(), src
+
+
+# --------------------------------------------------------------------------- #
+# Generated and reference pages                                                #
+# --------------------------------------------------------------------------- #
+
+def test_costs_page_is_generated_from_costs_json():
+    measure_costs = load_measure_costs()
+    data = measure_costs.load_costs()
+    page = (bs.REPO_ROOT / "book" / "costs.md").read_text(encoding="utf-8")
+    assert page == measure_costs.render_markdown(data), (
+        "book/costs.md differs from book/_data/costs.json: "
+        "run `python scripts/measure_costs.py --render-only`"
+    )
+    for run in data["runs"]:
+        assert run["device"] in measure_costs.DEVICE_NAMES
+        assert {c["notebook"] for c in run["chapters"]} <= {
+            p.relative_to(bs.REPO_ROOT).as_posix() for p in bs.chapter_notebooks()
+        }
+
+
+def test_costs_page_renders_a_measurement():
+    measure_costs = load_measure_costs()
+    run = {
+        "device": "cpu", "date": "2025-01-01", "python": "3.11", "torch": "2.0",
+        "machine": {"platform": "Linux", "cpu": "Some CPU", "cpu_count": 2, "gpu": None},
+        "chapters": [
+            {"notebook": "notebooks/01_attention.ipynb", "title": "t", "seconds": 75.0, "status": "ok"},
+            {"notebook": "notebooks/02_multi_head_attention.ipynb", "title": "t", "seconds": 1.0, "status": "error"},
+        ],
+        "benchmarks": [
+            {"script": "benchmarks/b.py", "description": "cache", "ratios": {"speed-up": 4.25}, "status": "ok"}
+        ],
+    }
+    text = measure_costs.render_markdown({"runs": [run]})
+    assert "| {doc}`/notebooks/01_attention` | 1 min 15 s |" in text
+    assert "| {doc}`/notebooks/02_multi_head_attention` | failed |" in text
+    assert "| **All chapters** | **1 min 15 s** |" in text
+    assert "| `benchmarks/b.py`: cache | speed-up | 4.25× |" in text
+
+
+GLOSSARY = bs.REPO_ROOT / "book" / "glossary.md"
+HANGUL = re.compile(r"[\uac00-\ud7a3]")
+
+
+def glossary_entries() -> dict[str, str]:
+    """Return {first term line: definition} from the ``{glossary}`` directive."""
+    text = GLOSSARY.read_text(encoding="utf-8")
+    body = re.search(r"```\{glossary\}\n(.*?)\n```", text, re.DOTALL)
+    assert body, "glossary.md has no {glossary} directive"
+    entries: dict[str, str] = {}
+    term = None
+    for line in body.group(1).splitlines():
+        if not line.strip() or line.startswith(":"):
+            continue
+        if line[0].isspace():
+            entries[term] = (entries[term] + " " + line.strip()).strip()
+        elif term is not None and entries[term] == "":
+            continue  # an alias line of the same entry
+        else:
+            term = line.strip()
+            entries[term] = ""
+    return entries
+
+
+def test_glossary_has_sixty_terms_each_with_a_korean_name():
+    entries = glossary_entries()
+    assert len(entries) >= 60
+    for term, definition in entries.items():
+        assert HANGUL.search(definition), f"glossary term {term!r} has no Korean name"
+        assert len(definition) > 30, f"glossary term {term!r} has no definition"
