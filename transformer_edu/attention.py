@@ -167,8 +167,11 @@ class MultiHeadAttention(nn.Module):
             raise ValueError(
                 f"key and value must have the same length, got {key.shape[1]} and {value.shape[1]}"
             )
-        q = self.split_heads(self.w_q(query))
-        k, v = self.project_kv(key, value)
+        if query is key and key is value:  # self-attention: one matrix product for Q, K and V
+            q, k, v = self.project_qkv(query)
+        else:
+            q = self.split_heads(self.w_q(query))
+            k, v = self.project_kv(key, value)
         return self.attend(q, k, v, mask, need_weights)
 
     def _check_input(self, name: str, x: Tensor) -> None:
@@ -197,7 +200,24 @@ class MultiHeadAttention(nn.Module):
 
         Exposed so a decoder can cache the result (Chapter 8).
         """
+        if key is value:  # cross-attention reads one memory: one product for K and V
+            k, v = self._project(key, (self.w_k, self.w_v))
+            return self.split_heads(k), self.split_heads(v)
         return self.split_heads(self.w_k(key)), self.split_heads(self.w_v(value))
+
+    def project_qkv(self, x: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+        """Self-attention's Q, K and V of one sequence, split into heads, (B, L, D) → 3 × (B, H, L, d_k).
+
+        Computes x [W_Q | W_K | W_V] as one matrix product, which is faster
+        than three and gives the same numbers up to rounding.
+        """
+        q, k, v = self._project(x, (self.w_q, self.w_k, self.w_v))
+        return self.split_heads(q), self.split_heads(k), self.split_heads(v)
+
+    def _project(self, x: Tensor, linears: tuple[nn.Linear, ...]) -> tuple[Tensor, ...]:
+        weight = torch.cat([linear.weight for linear in linears])  # (n·D, D)
+        bias = None if linears[0].bias is None else torch.cat([linear.bias for linear in linears])
+        return F.linear(x, weight, bias).chunk(len(linears), dim=-1)  # n × (B, L, D)
 
     def attend(
         self, q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, need_weights: bool = True

@@ -117,8 +117,7 @@ class DecoderLayer(nn.Module):
 
     def _self_attend(self, x: Tensor, mask: Tensor | None, cache: dict[str, Tensor] | None) -> Tensor:
         attn = self.self_attn
-        q = attn.split_heads(attn.w_q(x))  # (B, H, T, d_k)
-        k, v = attn.project_kv(x, x)  # (B, H, T, d_k) each
+        q, k, v = attn.project_qkv(x)  # (B, H, T, d_k) each
         if cache is not None:
             if "self_k" in cache:  # append this step's keys and values to the earlier ones
                 k = torch.cat([cache["self_k"], k], dim=2)  # (B, H, t + T, d_k)

@@ -1,0 +1,140 @@
+"""Time a training step of our Transformer against one built on ``torch.nn.Transformer``.
+
+Both models have the same sizes, embeddings, positional encoding and output
+layer; only the encoder/decoder differ. Steps (forward, loss, backward, Adam)
+alternate between the two models in one process, and the ratio of the
+medians is printed, so machine noise hits both sides alike.
+
+    python benchmarks/training_step.py            # the book's CPU setting
+    python benchmarks/training_step.py --device cuda --d-model 512 --layers 6 --batch 64 --length 128
+    python benchmarks/training_step.py --json     # one JSON object, for the costs page
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import statistics
+import time
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+import transformer_edu as te
+
+
+class TorchTransformer(nn.Module):
+    """The same model as ``te.Transformer`` with PyTorch's ``nn.Transformer`` inside."""
+
+    def __init__(self, config: te.TransformerConfig) -> None:
+        super().__init__()
+        c = config
+        self.config = c
+        self.src_embed = nn.Embedding(c.src_vocab_size, c.d_model)
+        self.tgt_embed = nn.Embedding(c.tgt_vocab_size, c.d_model)
+        self.positional = te.SinusoidalPositionalEncoding(c.d_model, c.max_len, c.dropout)
+        self.transformer = nn.Transformer(
+            c.d_model, c.n_heads, c.n_layers, c.n_layers, c.d_ff, c.dropout, batch_first=True, norm_first=c.norm_first
+        )
+        self.generator = nn.Linear(c.d_model, c.tgt_vocab_size)
+        self.scale = math.sqrt(c.d_model)
+
+    def forward(self, src: torch.Tensor, tgt: torch.Tensor) -> torch.Tensor:
+        pad = self.config.pad_id
+        causal = nn.Transformer.generate_square_subsequent_mask(tgt.shape[1], device=tgt.device, dtype=torch.bool)
+        x = self.transformer(
+            self.positional(self.src_embed(src) * self.scale),
+            self.positional(self.tgt_embed(tgt) * self.scale),
+            tgt_mask=causal,
+            src_key_padding_mask=src == pad,
+            tgt_key_padding_mask=tgt == pad,
+            memory_key_padding_mask=src == pad,
+        )
+        return self.generator(x)
+
+
+def make_step(model: nn.Module, src: torch.Tensor, tgt_in: torch.Tensor, tgt_out: torch.Tensor):
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-4, betas=(0.9, 0.98), eps=1e-9)
+
+    def step() -> None:
+        optimizer.zero_grad(set_to_none=True)
+        logits = model(src, tgt_in)
+        loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), tgt_out.reshape(-1), ignore_index=0)
+        loss.backward()
+        optimizer.step()
+
+    return step
+
+
+def timed(step, device: torch.device) -> float:
+    if device.type == "cuda":
+        torch.cuda.synchronize()
+    start = time.perf_counter()
+    step()
+    if device.type == "cuda":
+        torch.cuda.synchronize()
+    return time.perf_counter() - start
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--d-model", type=int, default=256)
+    parser.add_argument("--heads", type=int, default=8)
+    parser.add_argument("--layers", type=int, default=3)
+    parser.add_argument("--batch", type=int, default=32)
+    parser.add_argument("--length", type=int, default=32)
+    parser.add_argument("--vocab", type=int, default=1000)
+    parser.add_argument("--repeats", type=int, default=20)
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
+    args = parser.parse_args()
+
+    device = torch.device(args.device)
+    config = te.TransformerConfig(
+        args.vocab, args.vocab, d_model=args.d_model, n_heads=args.heads, d_ff=4 * args.d_model,
+        n_layers=args.layers, max_len=max(512, args.length),
+    )
+    torch.manual_seed(0)
+    ours = te.Transformer(config).to(device).train()
+    theirs = TorchTransformer(config).to(device).train()
+    g = torch.Generator().manual_seed(0)
+    src = torch.randint(1, args.vocab, (args.batch, args.length), generator=g)
+    tgt = torch.randint(1, args.vocab, (args.batch, args.length + 1), generator=g)
+    src[: args.batch // 4, -args.length // 4:] = 0  # a quarter of the rows padded
+    src, tgt = src.to(device), tgt.to(device)
+    steps = {"ours": make_step(ours, src, tgt[:, :-1], tgt[:, 1:]),
+             "torch.nn.Transformer": make_step(theirs, src, tgt[:, :-1], tgt[:, 1:])}
+    for step in steps.values():  # warm up
+        for _ in range(3):
+            timed(step, device)
+    times: dict[str, list[float]] = {name: [] for name in steps}
+    for _ in range(args.repeats):  # interleaved, so drift affects both alike
+        for name, step in steps.items():
+            times[name].append(timed(step, device))
+    median = {name: statistics.median(t) for name, t in times.items()}
+    ratio = median["ours"] / median["torch.nn.Transformer"]
+    result = {
+        "name": "training_step",
+        "ratios": {"ours / torch.nn.Transformer (training step)": round(ratio, 3)},
+        "details": {
+            "device": torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu",
+            "threads": torch.get_num_threads(),
+            "setting": f"d_model {args.d_model}, {args.heads} heads, {args.layers}+{args.layers} layers, "
+                       f"batch {args.batch}, length {args.length}",
+            "median_ms": {name: round(1000 * t, 2) for name, t in median.items()},
+            "repeats": args.repeats,
+        },
+    }
+    if args.json:
+        print(json.dumps(result))
+        return
+    print(f"training step, {result['details']['setting']}, device {result['details']['device']}")
+    for name, t in median.items():
+        print(f"  {name:22s} {1000 * t:8.2f} ms (median of {args.repeats})")
+    print(f"  ratio ours / torch.nn.Transformer: {ratio:.3f}x")
+
+
+if __name__ == "__main__":
+    main()
