@@ -386,18 +386,23 @@ def attention_grid(
     nrows = -(-n_heads // ncols)
     side = min(BOOK_WIDTH / ncols, 2.6)
     fig, axes = plt.subplots(
-        nrows, ncols, figsize=(min(BOOK_WIDTH, side * ncols + 0.6), side * nrows + 0.4), squeeze=False
+        nrows,
+        ncols,
+        figsize=(min(BOOK_WIDTH, side * ncols + 0.8), side * nrows + 0.6),
+        squeeze=False,
+        layout="constrained",
     )
     for h, ax in enumerate(axes.flat):
         if h >= n_heads:
             ax.axis("off")
             continue
         attention_heatmap(array[h], query_tokens, key_tokens, ax=ax, title=titles[h], annotate=annotate, colorbar=False)
-        if h % ncols:
+        if h % ncols:  # only the first column keeps the query labels
             ax.set_ylabel("")
             ax.set_yticklabels([])
-        if h // ncols < nrows - 1 and h + ncols < n_heads:
+        if h + ncols < n_heads:  # only the lowest panel of each column keeps the key labels
             ax.set_xlabel("")
+            ax.set_xticklabels([])
     fig.colorbar(
         matplotlib.cm.ScalarMappable(norm=matplotlib.colors.Normalize(0, 1), cmap=ATTENTION_CMAP),
         ax=axes.ravel().tolist(),
