@@ -15,6 +15,7 @@ Jupyter).
 Figures (one section per chapter; later chapters append theirs at the end):
 
 - :func:`mask_explorer_figure`: padding and causal masks (Chapter 1).
+- :func:`positional_explorer_figure`: the sinusoidal table and its rotations (Chapter 3).
 """
 
 from __future__ import annotations
@@ -32,8 +33,9 @@ from plotly.subplots import make_subplots
 from . import viz
 from .attention import scaled_dot_product_attention
 from .masks import causal_mask, padding_mask
+from .positional import sinusoidal_table
 
-__all__ = ["BOOK_TEMPLATE", "figure_html", "show", "rounded", "mask_explorer_figure"]
+__all__ = ["BOOK_TEMPLATE", "figure_html", "show", "rounded", "mask_explorer_figure", "positional_explorer_figure"]
 
 DECIMALS = 4
 """Digits kept for every number of a displayed figure."""
@@ -389,4 +391,231 @@ def mask_explorer_figure(
     fig.update_layout(plot_bgcolor=viz.BLOCKED_COLOR)
     fig.update_xaxes(tickangle=-45, showgrid=False, zeroline=False)
     fig.update_yaxes(showgrid=False, zeroline=False)
+    return fig
+
+
+# ---------------------------------------------------------------------------
+# Chapter 3: the positional-encoding explorer
+# ---------------------------------------------------------------------------
+
+
+def _int_choices(name: str, values, low: int, high: int) -> tuple[int, ...]:
+    """``values`` as a tuple of distinct ints in ``low … high``, else raise."""
+    if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
+        raise TypeError(f"{name} must be a sequence of ints, got {type(values).__name__} ({values!r})")
+    values = tuple(values)
+    if not values:
+        raise ValueError(f"{name} must hold at least one value, got an empty sequence")
+    for value in values:
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+            raise ValueError(f"{name} must hold ints in {low} … {high}, got {value!r}")
+    if len(set(values)) != len(values):
+        raise ValueError(f"{name} must not repeat a value, got {values}")
+    return values
+
+
+def _pair_turns(k: int, d_model: int) -> torch.Tensor:
+    """The angle k · ω_i in degrees (0 … 360) by which M_k turns each pair i.  (d_model / 2,)"""
+    omega = torch.exp(torch.arange(0, d_model, 2, dtype=torch.float64) * (-math.log(10000.0) / d_model))
+    return torch.remainder(k * omega, 2 * math.pi) * (180.0 / math.pi)
+
+
+def positional_explorer_figure(
+    d_models: tuple[int, ...] = (16, 32, 64, 128),
+    max_len: int = 48,
+    positions: tuple[int, ...] = (0, 1, 5, 10, 20, 40),
+    offsets: tuple[int, ...] = (1, 2, 5, 10, 20, 50),
+    start_d_model: int = 64,
+) -> go.Figure:
+    """The sinusoidal-encoding explorer of Chapter 3, precomputed for the static book.
+
+    Three panels computed with :func:`~transformer_edu.sinusoidal_table`:
+
+    - top: the table, positions down and dimensions across, with one
+      position's row outlined;
+    - bottom left: that position's encoding, sines in the even dimensions and
+      cosines in the odd ones;
+    - bottom right: the rotation M_k with PE(pos + k) = M_k PE(pos), as the
+      angle k · ω_i (in degrees, modulo 360) by which it turns each pair i.
+
+    Buttons choose d_model; one slider chooses the outlined position, another
+    the offset k. Each control changes its own part of the figure (the
+    buttons which width is visible, the sliders the data of every width), so
+    they combine freely.
+
+    Args:
+        d_models: the widths offered, one button each (even, 2 … 512).
+        max_len: the number of positions in the table (1 … 512).
+        positions: the positions offered by the first slider (0 … max_len − 1).
+        offsets: the offsets k offered by the second slider (0 … 10000).
+        start_d_model: the width shown first; one of ``d_models``.
+
+    Returns:
+        The figure; display it with :func:`show`.
+    """
+    d_models = _int_choices("d_models", d_models, 2, 512)
+    odd = [d for d in d_models if d % 2]
+    if odd:
+        raise ValueError(f"d_models must be even (sines and cosines come in pairs), got {odd}")
+    if isinstance(max_len, bool) or not isinstance(max_len, int) or not 1 <= max_len <= 512:
+        raise ValueError(f"max_len must be an int in 1 … 512, got {max_len!r}")
+    positions = _int_choices("positions", positions, 0, max_len - 1)
+    offsets = _int_choices("offsets", offsets, 0, 10_000)
+    if start_d_model not in d_models:
+        raise ValueError(f"start_d_model must be one of d_models {d_models}, got {start_d_model!r}")
+
+    tables = {d: sinusoidal_table(max_len, d) for d in d_models}  # (max_len, d) each
+    start_position, start_offset = positions[0], offsets[0]
+    n = len(d_models)
+    fig = make_subplots(
+        rows=2,
+        cols=2,
+        specs=[[{"colspan": 2}, None], [{}, {}]],
+        row_heights=[0.56, 0.44],
+        vertical_spacing=0.18,
+        horizontal_spacing=0.12,
+        subplot_titles=(
+            "the table: one row per position",
+            "the outlined row<br><sub>● sin (even dimensions), ■ cos (odd dimensions)</sub>",
+            "M<sub>k</sub> turns pair i by k·ω<sub>i</sub><br><sub>PE(pos + k) = M<sub>k</sub> PE(pos)</sub>",
+        ),
+    )
+
+    def row_values(d: int, position: int) -> tuple[list, list]:
+        row = tables[d][position]
+        return rounded(row[0::2]), rounded(row[1::2])  # sines, cosines
+
+    for d in d_models:  # traces 0 … n − 1: the tables
+        fig.add_trace(
+            go.Heatmap(
+                z=rounded(tables[d]),
+                x=list(range(d)),
+                y=list(range(max_len)),
+                colorscale=viz.plotly_colorscale(viz.DIVERGING_CMAP),
+                zmin=-1.0,
+                zmax=1.0,
+                colorbar=dict(title=dict(text="value"), len=0.5, y=0.78, thickness=12),
+                hovertemplate="position %{y}, dimension %{x}: %{z:.4f}<extra></extra>",
+                visible=d == start_d_model,
+            ),
+            row=1,
+            col=1,
+        )
+    curves = (("sin (even dimensions)", "circle", "#1f77b4"), ("cos (odd dimensions)", "square", "#ff7f0e"))
+    for column, (name, symbol, color) in enumerate(curves):
+        for d in d_models:  # traces n … 2n − 1: sines; 2n … 3n − 1: cosines
+            fig.add_trace(
+                go.Scatter(
+                    x=list(range(column, d, 2)),
+                    y=row_values(d, start_position)[column],
+                    mode="lines+markers",
+                    name=name,
+                    legendgroup=name,
+                    marker=dict(symbol=symbol, size=5, color=color),
+                    line=dict(width=1, color=color),
+                    hovertemplate="dimension %{x}: %{y:.4f}<extra></extra>",
+                    showlegend=False,
+                    visible=d == start_d_model,
+                ),
+                row=2,
+                col=1,
+            )
+    for d in d_models:  # traces 3n … 4n − 1: the turn of each pair
+        fig.add_trace(
+            go.Bar(
+                x=list(range(d // 2)),
+                y=rounded(_pair_turns(start_offset, d)),
+                marker=dict(color="#2ca02c"),
+                hovertemplate="pair %{x}: turns by %{y:.1f}°<extra></extra>",
+                showlegend=False,
+                visible=d == start_d_model,
+            ),
+            row=2,
+            col=2,
+        )
+
+    def outline(position: int) -> list[dict]:
+        return [
+            dict(type="rect", xref="x domain", yref="y", x0=0, x1=1, y0=position - 0.5, y1=position + 0.5,
+                 line=dict(color="black", width=2))
+        ]
+
+    width_buttons = [
+        dict(
+            label=f"d_model = {d}",
+            method="restyle",
+            args=[{"visible": [d == shown for _ in range(4) for shown in d_models]}],
+        )
+        for d in d_models
+    ]
+    row_traces = list(range(n, 3 * n))
+    position_steps = [
+        dict(
+            label=str(position),
+            method="update",
+            args=[
+                {"y": [row_values(d, position)[0] for d in d_models] + [row_values(d, position)[1] for d in d_models]},
+                {"shapes": outline(position)},
+                row_traces,
+            ],
+        )
+        for position in positions
+    ]
+    bar_traces = list(range(3 * n, 4 * n))
+    offset_steps = [
+        dict(label=str(k), method="restyle", args=[{"y": [rounded(_pair_turns(k, d)) for d in d_models]}, bar_traces])
+        for k in offsets
+    ]
+
+    fig.update_layout(
+        template=BOOK_TEMPLATE,
+        title=dict(text="Sinusoidal positional encoding: choose d_model, a position and an offset k",
+                   x=0.0, xanchor="left", y=0.985, yanchor="top", yref="container"),
+        height=780,
+        margin=dict(t=120, l=60, r=20, b=110),
+        shapes=outline(start_position),
+        updatemenus=[
+            dict(
+                type="buttons",
+                direction="right",
+                buttons=width_buttons,
+                active=d_models.index(start_d_model),
+                showactive=True,
+                x=0.0,
+                xanchor="left",
+                y=1.09,
+                yanchor="bottom",
+                pad=dict(r=4, t=0),
+            )
+        ],
+        sliders=[
+            dict(
+                steps=position_steps,
+                active=0,
+                currentvalue=dict(prefix="position: "),
+                x=0.0,
+                len=0.44,
+                y=-0.06,
+                yanchor="top",
+                pad=dict(t=10),
+            ),
+            dict(
+                steps=offset_steps,
+                active=0,
+                currentvalue=dict(prefix="offset k: "),
+                x=0.56,
+                len=0.44,
+                y=-0.06,
+                yanchor="top",
+                pad=dict(t=10),
+            ),
+        ],
+    )
+    fig.update_yaxes(autorange="reversed", title_text="position", row=1, col=1)
+    fig.update_xaxes(title_text="dimension", row=1, col=1)
+    fig.update_xaxes(title_text="dimension", row=2, col=1)
+    fig.update_yaxes(range=[-1.1, 1.1], title_text="value", row=2, col=1)
+    fig.update_xaxes(title_text="pair i", row=2, col=2)
+    fig.update_yaxes(range=[0, 360], tickvals=[0, 90, 180, 270, 360], title_text="degrees", row=2, col=2)
+    fig.update_xaxes(showgrid=False, zeroline=False)
     return fig
