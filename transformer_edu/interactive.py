@@ -251,7 +251,7 @@ def mask_explorer_figure(
     states = _mask_explorer_states(tokens, max_pad, d_model, seed)
 
     titles = [panel["name"] for panel in states[start_pad]["panels"]]
-    fig = make_subplots(rows=2, cols=2, subplot_titles=titles, horizontal_spacing=0.12, vertical_spacing=0.16)
+    fig = make_subplots(rows=2, cols=2, subplot_titles=titles, horizontal_spacing=0.12, vertical_spacing=0.2)
     colorscale = viz.plotly_colorscale()
 
     def trace_values(state: dict, panel: dict) -> tuple[list, list, list]:
@@ -355,10 +355,10 @@ def mask_explorer_figure(
     fig.update_layout(axis_layout(first))
     fig.update_layout(
         template=BOOK_TEMPLATE,
-        title=dict(text="Attention weights under four masks (rows: queries, columns: keys)",
-                   x=0.0, xanchor="left", y=0.985, yanchor="top", yref="container"),
-        height=760,
-        margin=dict(t=150, l=70, r=20, b=60),
+        title=dict(text="Attention weights under four masks<br><sup>rows: queries, columns: keys</sup>",
+                   x=0.0, xref="paper", xanchor="left", y=0.975, yanchor="top", yref="container"),
+        height=780,
+        margin=dict(t=180, l=70, r=20, b=60),
         updatemenus=[
             dict(
                 type="buttons",
