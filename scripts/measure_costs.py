@@ -20,22 +20,22 @@ What is measured
   time of the whole run, kernel start-up included. For the CPU run the GPU is
   hidden from the kernel (``CUDA_VISIBLE_DEVICES=""``).
 * Each benchmark script ``benchmarks/*.py`` (files starting with ``_`` are
-  skipped), run the same way.
+  skipped), with the repository on ``PYTHONPATH``, under the contract below.
 
 The benchmark contract
 ----------------------
-``python benchmarks/NAME.py --json`` runs the benchmark and prints, as the last
-non-empty line of its standard output, one JSON object::
+``python benchmarks/NAME.py --json --device DEVICE`` (DEVICE is ``cpu`` or
+``cuda``) runs the benchmark on that device and prints, as the last non-empty
+line of its standard output, one JSON object::
 
     {"description": "key/value cache vs recomputing every step, 64 new tokens",
      "ratios": {"speed-up of decoding with the cache": 5.3}}
 
 ``description`` (a string, one line) says what is compared; ``ratios`` maps a
 short label to a positive number (how many times faster, smaller, ...). Any
-other keys are kept in the JSON but not shown. Earlier lines of output are
-free for progress messages. The script picks its device the way the notebooks
-do (CUDA when available), finishes in a few minutes at most, and exits with a
-non-zero status when it fails.
+other keys (``name``, ``details``, ...) are kept in the JSON but not shown.
+Earlier lines of output are free for progress messages. The script finishes in
+a few minutes at most and exits with a non-zero status when it fails.
 """
 
 from __future__ import annotations
@@ -290,7 +290,7 @@ def run_benchmark(path: Path, device: str) -> dict:
     start = time.perf_counter()
     try:
         result = subprocess.run(
-            [sys.executable, str(path), "--json"],
+            [sys.executable, str(path), "--json", "--device", device],
             cwd=REPO_ROOT,
             env=_environment(device),
             capture_output=True,

@@ -199,6 +199,13 @@ def test_costs_page_renders_a_measurement():
     assert "| `benchmarks/b.py`: cache | speed-up | 4.25× |" in text
 
 
+def test_architecture_map_labels_every_chapter():
+    svg = (bs.REPO_ROOT / "book" / "images" / "architecture.svg").read_text(encoding="utf-8")
+    for number in range(1, 9):
+        assert f"Ch. {number}" in svg, f"the architecture map has no box for chapter {number}"
+    assert "images/architecture.svg" in (bs.REPO_ROOT / "book" / "intro.md").read_text(encoding="utf-8")
+
+
 GLOSSARY = bs.REPO_ROOT / "book" / "glossary.md"
 HANGUL = re.compile(r"[\uac00-\ud7a3]")
 
