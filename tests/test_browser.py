@@ -52,7 +52,13 @@ COLLECT_FIGURES_JS = """
   };
   const images = [...document.querySelectorAll('.cell_output img')];
   const plots = [...document.querySelectorAll('.cell_output .plotly-graph-div')];
+  const widgets = [...document.querySelectorAll('.cell_output')].filter(out =>
+    out.querySelector(':scope > script[type="application/vnd.jupyter.widget-view+json"]'));
   return {
+    widgetNotes: widgets.filter(out => {
+      const note = getComputedStyle(out, '::before').content;
+      return note.includes('kernel') && shown(out);
+    }).length,
     images: images.filter(img => img.complete && img.naturalWidth > 0 && shown(img)).length,
     plots: plots.filter(div => div.classList.contains('js-plotly-plot')
                               && div.querySelector('.main-svg') && shown(div)).length,
@@ -79,14 +85,12 @@ def expected_figures(notebook: Path) -> dict:
     """Count the figures the book must show for a notebook's stored outputs.
 
     Each output is rendered as its highest-priority MIME type (myst-nb's order
-    for HTML, with widgets switched off as in ``_config.yml``). Outputs of
-    cells tagged to be removed or hidden are not counted.
+    for HTML). Outputs of cells tagged to be removed or hidden are not counted.
     """
     from myst_nb.core.render import base_render_priority
 
-    priority = dict(base_render_priority()["html"])
-    priority.pop("application/vnd.jupyter.widget-view+json", None)
-    counts = {"images": 0, "plots": 0}
+    priority = base_render_priority()["html"]
+    counts = {"images": 0, "plots": 0, "widgets": 0}
     for cell in bs.read_notebook(notebook)["cells"]:
         tags = set(cell.get("metadata", {}).get("tags", []))
         if cell["cell_type"] != "code" or tags & {
@@ -103,6 +107,8 @@ def expected_figures(notebook: Path) -> dict:
             content = "".join(content) if isinstance(content, list) else content
             if mime.startswith("image/"):
                 counts["images"] += 1
+            elif mime == "application/vnd.jupyter.widget-view+json":
+                counts["widgets"] += 1
             elif mime == "text/html" and "plotly-graph-div" in content:
                 counts["plots"] += content.count('class="plotly-graph-div"')
     return counts
@@ -228,6 +234,8 @@ def test_chapter_shows_its_figures(site, notebook):
     shown = site.visit(page_of(notebook)).figures
     assert shown["images"] >= expected["images"], f"images: {shown} vs stored {expected}"
     assert shown["plots"] >= expected["plots"], f"Plotly figures: {shown} vs stored {expected}"
+    # An ipywidgets output cannot work without a kernel: book.css explains each one.
+    assert shown["widgetNotes"] == expected["widgets"], f"widget notes: {shown} vs stored {expected}"
 
 
 @pytest.mark.parametrize("notebook", CHAPTERS, ids=CHAPTER_IDS)
