@@ -120,6 +120,21 @@ def test_repository_url_is_the_one_the_launch_buttons_use():
     assert config["repository"].get("path_to_book", "") == ""
 
 
+@pytest.mark.parametrize("notebook", bs.chapter_notebooks(), ids=lambda path: path.stem)
+def test_chapter_page_offers_its_notebook(built_book, notebook):
+    page = bs.html_path(notebook.relative_to(bs.REPO_ROOT).with_suffix("").as_posix())
+    html = page.read_text(encoding="utf-8")
+    relative = notebook.relative_to(bs.REPO_ROOT).as_posix()
+    download = f'href="../_sources/{relative}"'
+    assert download in html, "no .ipynb download button"
+    served = built_book.html_dir / "_sources" / relative
+    assert served.read_bytes() == notebook.read_bytes()
+    config = bs.read_config()
+    assert bs.colab_url(config, notebook) in html
+    binder = f"https://mybinder.org/v2/gh/transformer-step-by-step/book/main?urlpath=tree/{relative}"
+    assert binder in html
+
+
 # --------------------------------------------------------------------------- #
 # Offline: Plotly and MathJax come from the site                               #
 # --------------------------------------------------------------------------- #
