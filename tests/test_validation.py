@@ -76,6 +76,9 @@ def test_bad_masks():
         model(src, tgt, src_mask=torch.ones(2, 1, 1, 5))
     with pytest.raises(ValueError, match="does not broadcast"):
         model(src, tgt, tgt_mask=torch.ones(1, 1, 5, 5, dtype=torch.bool))
+    square = torch.tensor([[3, 4, 2], [3, 2, 0], [8, 0, 0]])  # B == S: a (B, S) mask would broadcast
+    with pytest.raises(ValueError, match="mask must be 4-D"):
+        te.Encoder(1, 16, 2, 32)(torch.randn(3, 3, 16), square != 0)
     q = torch.randn(2, 3, 4)
     with pytest.raises(ValueError, match="does not broadcast"):
         te.scaled_dot_product_attention(q, q, q, torch.ones(3, 3, 3, dtype=torch.bool))

@@ -231,6 +231,11 @@ class MultiHeadAttention(nn.Module):
         scores_shape = (q.shape[0], self.n_heads, q.shape[2], k.shape[2])
         if mask is not None:
             _validate.mask("mask", mask, scores_shape)
+            if mask.dim() != 4:  # a (B, S) mask would silently line up B with the queries when B == S
+                raise ValueError(
+                    f"mask must be 4-D (B or 1, 1 or H, Lq or 1, Lk), got shape {tuple(mask.shape)}; "
+                    "build it with padding_mask (B, 1, 1, S), causal_mask (1, 1, L, L) or target_mask (B, 1, T, T)"
+                )
         p = self.dropout.p if self.training else 0.0
         if need_weights or self._recorder is not None:
             out, weights = scaled_dot_product_attention(q, k, v, mask)
