@@ -106,8 +106,14 @@ def test_fresh_environment_lacks_the_package_but_has_torch(colab):
 
 def test_setup_cell_installs_the_package_into_the_environment(colab, installed):
     origin = Path(installed["transformer_edu"]).resolve()
-    assert colab["venv"].resolve() in origin.parents, f"transformer_edu imported from {origin}"
+    assert colab["venv"].resolve() in origin.parents, f"transformer_edu found at {origin}"
     assert bs.REPO_ROOT not in origin.parents
+    imported = subprocess.run(
+        [str(colab["python"]), "-c", "import transformer_edu; print(transformer_edu.__file__)"],
+        env=colab["env"], cwd=colab["home"], capture_output=True, text=True, timeout=300,
+    )
+    assert imported.returncode == 0, imported.stderr[-3000:]
+    assert Path(imported.stdout.strip()).resolve() == origin
 
 
 def test_setup_cell_leaves_torch_alone(colab, installed):
