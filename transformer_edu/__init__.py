@@ -17,6 +17,21 @@ from .positional import SinusoidalPositionalEncoding, sinusoidal_table
 
 __version__ = "0.1.0"
 
+# Modules with heavier dependencies (matplotlib, plotly, sacrebleu, tqdm) load
+# on first use, so `import transformer_edu` stays quick: `te.viz`, `te.checks`, …
+_LAZY_MODULES = {
+    "checks", "checkpoint", "data", "decoding", "interactive", "metrics",
+    "pretrained", "training", "translator", "viz",
+}
+
+
+def __getattr__(name: str):
+    if name in _LAZY_MODULES:
+        import importlib
+
+        return importlib.import_module(f".{name}", __name__)
+    raise AttributeError(f"module 'transformer_edu' has no attribute {name!r}")
+
 __all__ = [
     "scaled_dot_product_attention",
     "MultiHeadAttention",
