@@ -39,7 +39,7 @@ PLOT_TIMEOUT_MS = 15_000
 SETTLE_MS = 500
 
 pytestmark = pytest.mark.skipif(
-    not CHROMIUM.exists(), reason=f"Chromium not found at {CHROMIUM} (apt-get install chromium)"
+    not CHROMIUM.exists(), reason=f"Chromium not found at {CHROMIUM} (apt-get install chromium, or set CHROMIUM)"
 )
 
 # What a chapter page must show, read from the outputs stored in its notebook.
