@@ -569,7 +569,7 @@ def positional_explorer_figure(
 
     fig.update_layout(
         template=BOOK_TEMPLATE,
-        title=dict(text="Sinusoidal positional encoding: choose d_model, a position and an offset k",
+        title=dict(text="Sinusoidal encoding: pick d_model, a position, an offset k",
                    x=0.0, xanchor="left", y=0.985, yanchor="top", yref="container"),
         height=780,
         margin=dict(t=120, l=60, r=20, b=110),
