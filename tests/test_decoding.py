@@ -1,0 +1,275 @@
+"""Greedy decoding, beam search and sampling (transformer_edu.decoding, Chapter 8)."""
+
+import math
+
+import pytest
+import torch
+
+from transformer_edu import Transformer, TransformerConfig
+from transformer_edu.decoding import (
+    beam_search,
+    beam_search_nbest,
+    beam_search_trace,
+    gnmt_length_penalty,
+    greedy_decode,
+    sample,
+)
+
+PAD, BOS, EOS, V = 0, 1, 2, 16
+MAX_LEN = 20
+
+
+@pytest.fixture(scope="module")
+def model():
+    """An untrained model nudged to end some outputs early and run others to max_len."""
+    torch.manual_seed(1)
+    model = Transformer(TransformerConfig(V, V, d_model=32, n_heads=4, d_ff=64, n_layers=2, max_len=64))
+    with torch.no_grad():
+        model.generator.bias[EOS] += 1.0
+        model.generator.bias[PAD] -= 5.0  # keep outputs readable: no <pad> or <bos> tokens
+        model.generator.bias[BOS] -= 5.0
+    return model.eval()
+
+
+@pytest.fixture(scope="module")
+def src():
+    src = torch.randint(4, V, (6, 9), generator=torch.Generator().manual_seed(1))  # (B, S)
+    src[1, 6:] = PAD
+    src[3, 4:] = PAD
+    return src
+
+
+IDS = dict(bos_id=BOS, eos_id=EOS)
+
+
+def sequence_log_prob(model, src_row, tokens):
+    """log P(tokens | src) by one teacher-forced forward pass."""
+    tokens = torch.tensor(tokens)
+    src_row = src_row[src_row != PAD][None]  # (1, S)
+    tgt_in = torch.cat([torch.tensor([BOS]), tokens[:-1]])[None]  # (1, L)
+    with torch.no_grad():
+        log_probs = model(src_row, tgt_in).log_softmax(-1)[0]  # (L, V)
+    return float(log_probs.gather(1, tokens[:, None]).sum())
+
+
+def test_greedy_stops_at_eos_and_pads_after_it(model, src):
+    out = greedy_decode(model, src, max_len=MAX_LEN, **IDS)
+    assert out.shape[0] == src.shape[0] and out.dtype == torch.long
+    ended = [(row == EOS).nonzero().flatten() for row in out]
+    assert any(len(e) for e in ended) and not all(len(e) for e in ended)  # both cases are exercised
+    for row, e in zip(out, ended):
+        if len(e):
+            assert (row[e[0] + 1:] == PAD).all()
+            assert (row[: e[0]] != PAD).all()
+        else:
+            assert len(row) == MAX_LEN
+    early = [i for i, e in enumerate(ended) if len(e)]
+    short = greedy_decode(model, src[early], max_len=MAX_LEN, **IDS)  # every row ends early: stop early
+    assert short.shape[1] == max(int(ended[i][0]) for i in early) + 1 < MAX_LEN
+
+
+def test_greedy_is_the_argmax_of_a_full_forward_pass(model, src):
+    out = greedy_decode(model, src[:1], max_len=8, **IDS)[0]
+    prefix = torch.tensor([[BOS]])
+    for token in out.tolist():
+        with torch.no_grad():
+            logits = model(src[:1], prefix)[0, -1]
+        assert int(logits.argmax()) == token
+        if token == EOS:
+            break
+        prefix = torch.cat([prefix, torch.tensor([[token]])], dim=1)
+
+
+@pytest.mark.parametrize("decode", ["greedy", "beam", "sample"])
+def test_cache_gives_identical_results(model, src, decode):
+    def run(use_cache):
+        if decode == "greedy":
+            return greedy_decode(model, src, max_len=MAX_LEN, use_cache=use_cache, **IDS), None
+        if decode == "sample":
+            generator = torch.Generator().manual_seed(0)
+            return sample(model, src, max_len=MAX_LEN, generator=generator, use_cache=use_cache, **IDS), None
+        return beam_search(model, src, max_len=MAX_LEN, beam_size=3, use_cache=use_cache, **IDS)
+
+    (with_cache, scores), (without, scores_without) = run(True), run(False)
+    assert torch.equal(with_cache, without)
+    if scores is not None:
+        torch.testing.assert_close(scores, scores_without, atol=1e-5, rtol=1e-5)
+
+
+def test_nbest_lists_agree_with_and_without_cache(model, src):
+    a = beam_search_nbest(model, src, max_len=MAX_LEN, beam_size=4, **IDS)
+    b = beam_search_nbest(model, src, max_len=MAX_LEN, beam_size=4, use_cache=False, **IDS)
+    assert [[h.tokens for h in hs] for hs in a] == [[h.tokens for h in hs] for hs in b]
+
+
+def test_beam_size_one_equals_greedy(model, src):
+    greedy = greedy_decode(model, src, max_len=MAX_LEN, **IDS)
+    beam, _ = beam_search(model, src, max_len=MAX_LEN, beam_size=1, length_penalty=0.0, **IDS)
+    assert torch.equal(beam, greedy[:, : beam.shape[1]]) and (greedy[:, beam.shape[1]:] == PAD).all()
+
+
+@pytest.mark.parametrize("alpha", [0.6, 0.0])
+def test_beam_score_is_the_models_log_prob_over_the_length_penalty(model, src, alpha):
+    nbest = beam_search_nbest(model, src, max_len=MAX_LEN, beam_size=4, length_penalty=alpha, **IDS)
+    for row, hypotheses in enumerate(nbest):
+        assert 1 <= len(hypotheses) <= 4
+        assert [h.score for h in hypotheses] == sorted((h.score for h in hypotheses), reverse=True)
+        for h in hypotheses:
+            log_prob = sequence_log_prob(model, src[row], h.tokens)
+            assert h.log_prob == pytest.approx(log_prob, abs=1e-4)
+            assert h.score == pytest.approx(log_prob / ((5 + len(h.tokens)) / 6) ** alpha, abs=1e-4)
+            assert h.finished == (h.tokens[-1] == EOS) and EOS not in h.tokens[:-1]
+            if alpha == 0.0:
+                assert h.score == h.log_prob  # no penalty: the raw sum
+    tokens, scores = beam_search(model, src, max_len=MAX_LEN, beam_size=4, length_penalty=alpha, **IDS)
+    assert scores.tolist() == pytest.approx([hs[0].score for hs in nbest])
+    for row, hs in zip(tokens.tolist(), nbest):
+        assert row[: len(hs[0].tokens)] == list(hs[0].tokens) and set(row[len(hs[0].tokens):]) <= {PAD}
+
+
+def test_beam_search_beats_greedy_on_its_own_objective(model, src):
+    greedy = greedy_decode(model, src, max_len=MAX_LEN, **IDS)
+    _, scores = beam_search(model, src, max_len=MAX_LEN, beam_size=4, length_penalty=0.0, **IDS)
+    for row, out in enumerate(greedy.tolist()):
+        out = out[: out.index(EOS) + 1] if EOS in out else out
+        assert scores[row] >= sequence_log_prob(model, src[row], out) - 1e-4
+
+
+class ScriptedModel(Transformer):
+    """A test double whose next-token distribution follows a script instead of a network.
+
+    From BOS the strong path 5 6 7 8 9 EOS has probability ≈ 0.9 · 0.95⁵; the weak
+    first tokens 10, 11, 12 (≈ 0.03 each) are followed by EOS with probability ½.
+    The prefix travels in the KVCache, so ``cache.reorder`` moves it with the beams.
+    """
+
+    def __init__(self):
+        super().__init__(TransformerConfig(V, V, d_model=8, n_heads=1, d_ff=8, n_layers=1, max_len=64))
+
+    @staticmethod
+    def next_probs(prefix):
+        p = torch.full((V,), 1e-3)
+        tokens = prefix[1:]  # BOS dropped
+        if not tokens:
+            p[5], p[10], p[11], p[12] = 0.9, 0.03, 0.03, 0.03
+        elif tokens[0] == 5:
+            p[EOS if len(tokens) == 5 else 5 + len(tokens)] = 0.95
+        else:
+            p[EOS], p[13] = 0.5, 0.3
+        return p / p.sum()
+
+    def decode(self, tgt, memory, src_mask=None, tgt_mask=None, cache=None):
+        if cache is not None:
+            layer = cache.layers[0]
+            layer["prefix"] = tgt if "prefix" not in layer else torch.cat([layer["prefix"], tgt], dim=1)
+            cache.length += tgt.shape[1]
+            tgt = layer["prefix"]
+        probs = torch.stack([self.next_probs(row.tolist()) for row in tgt])  # (N, V), the last position's
+        return probs.log()[:, None].expand(-1, tgt.shape[1], -1)  # (N, T, V); decoding reads only the last
+
+
+@pytest.mark.parametrize("use_cache", [True, False])
+def test_weak_beams_finishing_first_do_not_end_the_search(use_cache):
+    """The EOS of the weak beams ranks among the K best early on; the strong beam must still finish."""
+    model = ScriptedModel().eval()
+    src = torch.tensor([[4, 5, 6]])
+    path = [BOS, 5, 6, 7, 8, 9, EOS]
+    strong = sum(math.log(model.next_probs(path[:i])[path[i]]) for i in range(1, len(path)))  # ≈ −0.19
+    for alpha in (0.0, 0.6):
+        tokens, scores = beam_search(model, src, max_len=10, beam_size=4, length_penalty=alpha,
+                                     use_cache=use_cache, **IDS)
+        assert tokens[0].tolist() == [5, 6, 7, 8, 9, EOS]
+        assert float(scores[0]) * gnmt_length_penalty(6, alpha) == pytest.approx(strong, abs=1e-5)
+    nbest = beam_search_nbest(model, src, max_len=10, beam_size=4, use_cache=use_cache, **IDS)[0]
+    assert sorted(h.tokens[0] for h in nbest[1:]) == [10, 11, 12]  # the weak beams did finish, and rank below
+    assert torch.equal(greedy_decode(model, src, max_len=10, **IDS), tokens)
+
+
+def test_batched_beam_search_equals_one_source_at_a_time(model, src):
+    tokens, scores = beam_search(model, src, max_len=MAX_LEN, beam_size=3, **IDS)
+    for row in range(src.shape[0]):
+        alone = src[row][src[row] != PAD][None]  # (1, S_row), no padding
+        t, s = beam_search(model, alone, max_len=MAX_LEN, beam_size=3, **IDS)
+        assert tokens[row, : t.shape[1]].tolist() == t[0].tolist()
+        assert (tokens[row, t.shape[1]:] == PAD).all()
+        assert float(s) == pytest.approx(float(scores[row]), abs=1e-5)
+
+
+def test_trace_records_every_step(model, src):
+    hypotheses, steps = beam_search_trace(model, src[:1], max_len=MAX_LEN, beam_size=3, **IDS)
+    assert [s.step for s in steps] == list(range(len(steps)))
+    assert len(steps[0].candidates) <= 6 and all(len(c.tokens) == 1 for c in steps[0].candidates)
+    for previous, step in zip(steps, steps[1:]):
+        kept = {c.tokens for c in previous.candidates if c.status == "kept"}
+        assert len(kept) == 3
+        assert all(c.tokens[:-1] in kept for c in step.candidates)  # only live beams are extended
+        log_probs = [c.log_prob for c in step.candidates]
+        assert log_probs == sorted(log_probs, reverse=True)
+    finished = {c.tokens for s in steps for c in s.candidates if c.status == "finished"}
+    assert {h.tokens for h in hypotheses if h.finished} <= finished
+    assert hypotheses == beam_search_nbest(model, src[:1], max_len=MAX_LEN, beam_size=3, **IDS)[0]
+
+
+def test_min_len_forbids_an_early_eos(model, src):
+    out = greedy_decode(model, src, max_len=12, min_len=12, **IDS)
+    assert out.shape == (src.shape[0], 12) and not (out == EOS).any()
+    tokens, _ = beam_search(model, src, max_len=12, min_len=5, **IDS)
+    assert not (tokens[:, :5] == EOS).any()
+
+
+def test_decoding_restores_training_mode_and_ignores_dropout(model, src):
+    expected = greedy_decode(model, src, max_len=MAX_LEN, **IDS)
+    model.train()
+    try:
+        assert torch.equal(greedy_decode(model, src, max_len=MAX_LEN, **IDS), expected)
+        assert model.training
+    finally:
+        model.eval()
+
+
+def test_sampling(model, src):
+    draws = [sample(model, src, max_len=MAX_LEN, generator=torch.Generator().manual_seed(s), **IDS) for s in (0, 0, 1)]
+    assert torch.equal(draws[0], draws[1]) and not torch.equal(draws[0], draws[2])
+    top1 = sample(model, src, max_len=MAX_LEN, top_k=1, **IDS)
+    assert torch.equal(top1, greedy_decode(model, src, max_len=MAX_LEN, **IDS))
+    with pytest.raises(ValueError, match="temperature"):
+        sample(model, src, max_len=5, temperature=0.0, **IDS)
+
+
+def test_length_penalty_formula():
+    assert gnmt_length_penalty(1, 0.6) == 1.0
+    assert gnmt_length_penalty(7, 0.6) == pytest.approx(2.0**0.6)
+    assert gnmt_length_penalty(30, 0.0) == 1.0
+
+
+@pytest.mark.parametrize(
+    "change, error, match",
+    [
+        (dict(beam_size=0), ValueError, "beam_size must be at least 1"),
+        (dict(beam_size=2.0), TypeError, "beam_size must be an int"),
+        (dict(max_len=0), ValueError, "max_len must be at least 1"),
+        (dict(max_len=65), ValueError, "exceeds the model's max_len"),
+        (dict(bos_id=V), ValueError, "bos_id = 16 is outside the target vocabulary"),
+        (dict(eos_id=-1), ValueError, "eos_id = -1 is outside"),
+        (dict(length_penalty=-0.5), ValueError, "length_penalty"),
+        (dict(min_len=30), ValueError, "min_len"),
+        (dict(src=torch.zeros(0, 5, dtype=torch.long)), ValueError, "no sentences"),
+        (dict(src=torch.tensor([4, 5, 6])), ValueError, "must be 2-D"),
+        (dict(src=torch.ones(2, 3, 4, dtype=torch.long)), ValueError, "must be 2-D"),
+        (dict(src=torch.tensor([[4, 5, V]])), ValueError, "token id 16, outside the vocabulary"),
+        (dict(src=torch.tensor([[4.0, 5.0]])), TypeError, "integer token ids"),
+    ],
+)
+def test_bad_arguments_are_named(model, src, change, error, match):
+    arguments = dict(src=src[:2], max_len=10, beam_size=2, **IDS) | change
+    with pytest.raises(error, match=match):
+        beam_search(model, **arguments)
+    if "beam_size" not in change and "length_penalty" not in change:
+        arguments.pop("beam_size")
+        with pytest.raises(error, match=match):
+            greedy_decode(model, **arguments)
+
+
+def test_trace_needs_one_source(model, src):
+    with pytest.raises(ValueError, match=r"shape \(1, S\)"):
+        beam_search_trace(model, src, max_len=5, **IDS)

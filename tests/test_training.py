@@ -1,0 +1,270 @@
+"""Label smoothing, the warm-up schedule, the training loop and checkpoints (Chapter 7)."""
+
+import math
+import os
+import random
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from transformer_edu import Transformer, TransformerConfig
+from transformer_edu.checkpoint import load_checkpoint, load_model, resume, save_checkpoint
+from transformer_edu.data import Vocab, copy_task_splits, make_batches
+from transformer_edu.training import (
+    BestWeights,
+    LabelSmoothingLoss,
+    evaluate,
+    fit,
+    make_optimizer,
+    noam_rate,
+    perplexity,
+    warmup_schedule,
+)
+
+# --------------------------------------------------------------------------
+# Label smoothing
+# --------------------------------------------------------------------------
+
+
+def smoothed_entropy(eps, V):
+    """H(q) of q = (1 − ε) one-hot + ε / V: the gold token has 1 − ε + ε/V, the V − 1 others ε/V."""
+    gold, other = 1 - eps + eps / V, eps / V
+    return -(gold * math.log(gold) + (V - 1) * other * math.log(other)) if eps else 0.0
+
+
+@pytest.mark.parametrize("eps", [0.1, 0.3, 0.0])
+def test_label_smoothing_is_pytorch_cross_entropy_minus_the_target_entropy(eps):
+    torch.manual_seed(0)
+    V, pad = 11, 0
+    logits = torch.randn(3, 5, V, dtype=torch.float64) * 3  # (B, T, V)
+    target = torch.randint(1, V, (3, 5))
+    target[0, 3:] = pad
+    target[2, 1:] = pad
+    ours = LabelSmoothingLoss(V, smoothing=eps, pad_id=pad)(logits, target)
+    pytorch = torch.nn.CrossEntropyLoss(label_smoothing=eps, ignore_index=pad)(logits.view(-1, V), target.view(-1))
+    assert float(ours) == pytest.approx(float(pytorch) - smoothed_entropy(eps, V), abs=1e-6)
+
+
+def test_gradients_equal_pytorch_label_smoothing():
+    torch.manual_seed(0)
+    logits = torch.randn(4, 7, requires_grad=True)
+    target = torch.tensor([1, 0, 3, 6])
+    LabelSmoothingLoss(7, 0.2, pad_id=0)(logits, target).backward()
+    ours = logits.grad.clone()
+    logits.grad = None
+    F.cross_entropy(logits, target, label_smoothing=0.2, ignore_index=0).backward()
+    torch.testing.assert_close(ours, logits.grad)
+    assert (ours[1] == 0).all()  # the padding position gets no gradient
+
+
+def test_target_distribution_and_its_minimum():
+    loss_fn = LabelSmoothingLoss(5, smoothing=0.1, pad_id=0)
+    q = loss_fn.target_distribution(torch.tensor([2, 4]))
+    torch.testing.assert_close(q.sum(-1), torch.ones(2))
+    assert q[0].tolist() == pytest.approx([0.02, 0.02, 0.92, 0.02, 0.02])
+    assert float(loss_fn(q.log(), torch.tensor([2, 4]))) == pytest.approx(0.0, abs=1e-6)  # predict q: loss 0
+
+
+def test_label_smoothing_rejects_bad_input():
+    loss_fn = LabelSmoothingLoss(5, pad_id=0)
+    with pytest.raises(ValueError, match="only padding"):
+        loss_fn(torch.randn(2, 5), torch.tensor([0, 0]))
+    with pytest.raises(ValueError, match="does not match logits"):
+        loss_fn(torch.randn(2, 3, 5), torch.tensor([1, 2]))
+    with pytest.raises(ValueError, match="vocab_size"):
+        loss_fn(torch.randn(2, 4), torch.tensor([1, 2]))
+    with pytest.raises(ValueError, match="smoothing must be in"):
+        LabelSmoothingLoss(5, smoothing=1.0)
+
+
+# --------------------------------------------------------------------------
+# Learning-rate schedule
+# --------------------------------------------------------------------------
+
+
+def test_noam_rate_warms_up_then_decays():
+    d, warmup = 512, 4000
+    assert noam_rate(1, d, warmup) == pytest.approx(d**-0.5 * warmup**-1.5)
+    rates = [noam_rate(s, d, warmup) for s in range(1, 3 * warmup)]
+    assert max(range(len(rates)), key=rates.__getitem__) + 1 == warmup  # peak at step = warmup
+    assert rates[warmup - 1] == pytest.approx((d * warmup) ** -0.5)
+    assert noam_rate(4 * warmup, d, warmup) == pytest.approx(rates[warmup - 1] / 2)  # 1/√step decay
+    with pytest.raises(ValueError, match="step must be at least 1"):
+        noam_rate(0, d, warmup)
+
+
+def test_scheduler_gives_the_nth_update_the_nth_rate():
+    model = torch.nn.Linear(3, 3)
+    optimizer = make_optimizer(model)
+    assert optimizer.defaults["betas"] == (0.9, 0.98) and optimizer.defaults["eps"] == 1e-9
+    scheduler = warmup_schedule(optimizer, d_model=64, warmup=10, factor=2.0)
+    for n in range(1, 30):
+        assert optimizer.param_groups[0]["lr"] == pytest.approx(2.0 * noam_rate(n, 64, 10))
+        optimizer.step()
+        scheduler.step()
+
+
+def test_perplexity_of_a_uniform_guess_is_the_vocabulary_size():
+    assert perplexity(math.log(37)) == pytest.approx(37)
+
+
+# --------------------------------------------------------------------------
+# The training loop on the copy task
+# --------------------------------------------------------------------------
+
+SPLITS = copy_task_splits(0, n_train=256, n_valid=64, n_test=8, max_len=6)
+SRC_VOCAB = Vocab.build([s for s, _ in SPLITS["train"]])
+TGT_VOCAB = Vocab.build([t for _, t in SPLITS["train"]])
+
+
+def train_batches(epoch):
+    return make_batches(SPLITS["train"], SRC_VOCAB, TGT_VOCAB, 32, shuffle=True, seed=epoch)
+
+
+VALID = list(make_batches(SPLITS["valid"], SRC_VOCAB, TGT_VOCAB, 64))
+
+
+def setup(seed=0, dropout=0.1):
+    torch.manual_seed(seed)
+    random.seed(seed)
+    config = TransformerConfig(len(SRC_VOCAB), len(TGT_VOCAB), d_model=32, n_heads=4, d_ff=64, n_layers=1,
+                               dropout=dropout, max_len=32)
+    model = Transformer(config)
+    optimizer = make_optimizer(model)
+    scheduler = warmup_schedule(optimizer, 32, warmup=20)
+    return model, optimizer, scheduler, LabelSmoothingLoss(len(TGT_VOCAB), 0.1)
+
+
+def run(epochs, **kwargs):
+    model, optimizer, scheduler, loss_fn = setup()
+    history = fit(model, train_batches, VALID, epochs=epochs, optimizer=optimizer, scheduler=scheduler,
+                  loss_fn=loss_fn, progress=False, **kwargs)
+    return model, optimizer, scheduler, history
+
+
+def test_fit_learns_and_is_deterministic():
+    model, _, scheduler, history = run(3)
+    assert history["epoch"] == [1, 2, 3] and scheduler.last_epoch == 3 * 8
+    assert history["train_loss"] == sorted(history["train_loss"], reverse=True)  # it learns
+    assert history["train_loss"][-1] < 0.85 * history["train_loss"][0]
+    assert history["valid_loss"][-1] < history["valid_loss"][0]
+    assert all(len(v) == 3 for v in history.values())
+    valid = evaluate(model, VALID, LabelSmoothingLoss(len(TGT_VOCAB), 0.1))
+    assert valid["loss"] == pytest.approx(history["valid_loss"][-1])
+    assert valid["nll"] == pytest.approx(history["valid_nll"][-1]) and valid["tokens"] > 0
+    assert run(3)[3]["train_loss"] == history["train_loss"]  # same seeds, same numbers
+
+
+def test_fit_explains_a_one_pass_iterator():
+    model, optimizer, scheduler, loss_fn = setup()
+    with pytest.raises(TypeError, match="one-pass iterator"):
+        fit(model, train_batches(0), epochs=2, optimizer=optimizer, loss_fn=loss_fn, progress=False)
+
+
+def test_on_epoch_end_can_stop_and_best_weights_restores():
+    model, optimizer, scheduler, loss_fn = setup()
+    best = BestWeights(model)
+    seen = []
+
+    def hook(epoch, history):
+        seen.append(epoch)
+        best(epoch, history)
+        return epoch == 2
+
+    history = fit(model, train_batches, VALID, epochs=5, optimizer=optimizer, scheduler=scheduler,
+                  loss_fn=loss_fn, on_epoch_end=hook, progress=False)
+    assert seen == [1, 2] and len(history["epoch"]) == 2
+    assert best.epoch == 1 + min(range(2), key=history["valid_loss"].__getitem__)
+    kept = {k: v.clone() for k, v in best._state.items()}
+    with torch.no_grad():
+        for p in model.parameters():
+            p.add_(1.0)
+    assert best.restore() == best.epoch
+    assert all(torch.equal(v, kept[k]) for k, v in model.state_dict().items())
+
+
+# --------------------------------------------------------------------------
+# Checkpoints
+# --------------------------------------------------------------------------
+
+
+def test_resuming_from_a_checkpoint_continues_exactly(tmp_path):
+    *_, uninterrupted = run(3)
+    model, optimizer, scheduler, history = run(1)
+    path = save_checkpoint(tmp_path / "ckpt.pt", model, optimizer, scheduler, epoch=1, extra={"history": history})
+    torch.manual_seed(123)  # scramble the generators: resume must restore them
+    random.seed(123)
+    model, optimizer, scheduler, loss_fn = setup(seed=99)  # fresh objects, different weights
+    checkpoint = resume(path, model, optimizer, scheduler)
+    assert checkpoint["epoch"] == 1 and checkpoint["step"] == 8
+    history = fit(model, train_batches, VALID, epochs=3, optimizer=optimizer, scheduler=scheduler,
+                  loss_fn=loss_fn, start_epoch=checkpoint["epoch"], history=checkpoint["extra"]["history"],
+                  progress=False)
+    assert history["train_loss"] == uninterrupted["train_loss"]
+    assert history["valid_loss"] == uninterrupted["valid_loss"]
+    assert history["lr"] == uninterrupted["lr"]
+
+
+def test_checkpoint_round_trip(tmp_path):
+    model, optimizer, scheduler, _ = setup()
+    vocab = {"src_vocab": SRC_VOCAB.to_dict()}
+    path = save_checkpoint(tmp_path, model, optimizer, scheduler, epoch=4, extra=vocab)
+    assert path == tmp_path / "checkpoint.pt" and os.listdir(tmp_path) == ["checkpoint.pt"]  # no temp file left
+    checkpoint = load_checkpoint(tmp_path)
+    assert checkpoint["config"] == model.config.to_dict() and checkpoint["epoch"] == 4
+    assert Vocab.from_dict(checkpoint["extra"]["src_vocab"]) == SRC_VOCAB
+    assert checkpoint["rng"]["torch"].dtype == torch.uint8
+    loaded = load_model(path)
+    assert not loaded.training
+    assert all(torch.equal(a, b) for a, b in zip(loaded.state_dict().values(), model.state_dict().values()))
+
+
+def test_a_failed_save_leaves_the_old_checkpoint_intact(tmp_path, monkeypatch):
+    model, *_ = setup()
+    path = save_checkpoint(tmp_path / "ckpt.pt", model, epoch=1)
+    before = path.read_bytes()
+
+    def broken_save(obj, f):
+        f.write(b"half a checkpoint")
+        raise OSError("disk full")
+
+    monkeypatch.setattr(torch, "save", broken_save)
+    with pytest.raises(OSError, match="disk full"):
+        save_checkpoint(path, model, epoch=2)
+    assert path.read_bytes() == before and os.listdir(tmp_path) == ["ckpt.pt"]
+
+
+class Payload:
+    """Stands for any object whose unpickling could run code."""
+
+
+def test_only_plain_values_are_saved_or_loaded(tmp_path):
+    model, *_ = setup()
+    with pytest.raises(TypeError, match=r"extra\['vocab'\] is a Vocab"):
+        save_checkpoint(tmp_path / "a.pt", model, extra={"vocab": SRC_VOCAB})
+
+    checkpoint = load_checkpoint(save_checkpoint(tmp_path / "b.pt", model))
+    checkpoint["extra"] = {"payload": Payload()}
+    torch.save(checkpoint, tmp_path / "evil.pt")
+    with pytest.raises(ValueError, match="could run arbitrary code, so it was refused"):
+        load_checkpoint(tmp_path / "evil.pt")
+    torch.save({"weights": model.state_dict()}, tmp_path / "plain.pt")
+    with pytest.raises(ValueError, match="not a transformer_edu checkpoint"):
+        load_checkpoint(tmp_path / "plain.pt")
+    with pytest.raises(FileNotFoundError):
+        load_checkpoint(tmp_path / "missing.pt")
+
+
+def test_load_model_names_what_does_not_fit(tmp_path):
+    model, *_ = setup()
+    checkpoint = load_checkpoint(save_checkpoint(tmp_path / "c.pt", model))
+    checkpoint["config"]["d_ff"] = 128
+    del checkpoint["model"]["generator.bias"]
+    checkpoint["model"]["extra.weight"] = torch.zeros(1)
+    with pytest.raises(ValueError) as error:
+        load_model(checkpoint)
+    message = str(error.value)
+    assert "missing from the checkpoint (1):\n    generator.bias" in message
+    assert "unexpected in the checkpoint (1):\n    extra.weight" in message
+    assert "encoder.layers.0.feed_forward.w_1.weight: checkpoint (64, 32), model (128, 32)" in message

@@ -1,0 +1,104 @@
+"""The Translator (Chapter 8) and the evaluation metrics (Chapters 7 and 8)."""
+
+import pytest
+import sacrebleu
+import torch
+
+from transformer_edu import Transformer, TransformerConfig
+from transformer_edu.checkpoint import save_checkpoint
+from transformer_edu.data import Vocab
+from transformer_edu.decoding import beam_search, greedy_decode
+from transformer_edu.metrics import corpus_bleu, exact_match
+from transformer_edu.translator import Translator, UnknownWordsError
+
+SOURCES = ["고양이가 생선을 먹었다", "나는 학교에 간다", "곰이 공을 봤다"]
+TARGETS = ["the cat ate the fish", "I go to school", "the bear saw the ball"]
+
+
+@pytest.fixture(scope="module")
+def translator():
+    src_vocab = Vocab.build(SOURCES)
+    tgt_vocab = Vocab.build(TARGETS)
+    torch.manual_seed(0)
+    config = TransformerConfig(len(src_vocab), len(tgt_vocab), d_model=32, n_heads=4, d_ff=64, n_layers=1,
+                               max_len=40)
+    return Translator(Transformer(config), src_vocab, tgt_vocab)
+
+
+def test_translate_a_str_or_a_list(translator):
+    one = translator.translate(SOURCES[0])
+    assert isinstance(one, str)
+    many = translator.translate(SOURCES)
+    assert isinstance(many, list) and len(many) == 3 and many[0] == one
+    assert translator.translate(SOURCES, batch_size=1) == many  # batching and padding change nothing
+    assert translator.translate(tuple(SOURCES[:1]), beam_size=1, max_len=5) == [translator.translate(SOURCES[0], beam_size=1, max_len=5)]
+    assert len(translator.translate(SOURCES[0], beam_size=1, max_len=3).split()) <= 3
+
+
+def test_translate_is_beam_search_on_the_encoded_sentence(translator):
+    src = torch.tensor([translator.src_vocab.encode(SOURCES[1])])  # (1, S), EOS appended
+    ids = dict(max_len=2 * src.shape[1] + 10, bos_id=Vocab.bos_id, eos_id=Vocab.eos_id)
+    tokens, _ = beam_search(translator.model, src, beam_size=3, length_penalty=0.2, **ids)
+    assert translator.translate(SOURCES[1], beam_size=3, length_penalty=0.2) == translator.tgt_vocab.decode(tokens[0])
+    greedy = greedy_decode(translator.model, src, **ids)
+    assert translator.translate(SOURCES[1], beam_size=1) == translator.tgt_vocab.decode(greedy[0])
+
+
+def test_unknown_words_are_named_with_suggestions(translator):
+    with pytest.raises(UnknownWordsError) as error:
+        translator.translate(["나는 학교에 간다", "고양이는 생선을 먹는다"])
+    assert isinstance(error.value, ValueError)
+    assert error.value.words == ["고양이는", "먹는다"]
+    message = str(error.value)
+    assert "'고양이는' (did you mean '고양이가'?)" in message
+    assert "'먹는다' (did you mean '먹었다'?)" in message
+
+
+@pytest.mark.parametrize("bad, error, match", [
+    ("   ", ValueError, "is empty"),
+    ([3], TypeError, r"sentences\[0\] must be a str"),
+])
+def test_bad_sentences(translator, bad, error, match):
+    with pytest.raises(error, match=match):
+        translator.translate(bad)
+
+
+def test_vocabularies_must_fit_the_model(translator):
+    with pytest.raises(ValueError, match="src_vocab has 5 tokens but the model expects"):
+        Translator(translator.model, Vocab(["a"]), translator.tgt_vocab)
+
+
+def test_save_and_load(translator, tmp_path):
+    translator.save(tmp_path, extra={"note": "toy"})
+    loaded = Translator.load(tmp_path)
+    assert loaded.src_vocab == translator.src_vocab and loaded.tgt_vocab == translator.tgt_vocab
+    assert loaded.translate(SOURCES) == translator.translate(SOURCES)
+    save_checkpoint(tmp_path / "bare.pt", translator.model)
+    with pytest.raises(ValueError, match="holds no vocabularies"):
+        Translator.load(tmp_path / "bare.pt")
+
+
+# --------------------------------------------------------------------------
+# Metrics
+# --------------------------------------------------------------------------
+
+
+def test_exact_match():
+    assert exact_match(TARGETS, TARGETS) == 1.0
+    assert exact_match(["the cat  ate the fish ", "I go home", "x"], TARGETS) == pytest.approx(1 / 3)
+    assert exact_match(["The cat ate the fish"], TARGETS[:1]) == 0.0  # case counts
+    with pytest.raises(ValueError, match="must pair up"):
+        exact_match(TARGETS, TARGETS[:2])
+    with pytest.raises(ValueError, match="empty"):
+        exact_match([], [])
+    with pytest.raises(TypeError, match="single str"):
+        exact_match("the cat", "the cat")
+
+
+def test_corpus_bleu_is_sacrebleus():
+    hypotheses = ["the cat ate the fish", "I go to the school", "the bear saw a ball"]
+    result = corpus_bleu(hypotheses, TARGETS)
+    assert result.score == pytest.approx(sacrebleu.corpus_bleu(hypotheses, [TARGETS]).score)
+    assert 0 < result.score < 100
+    assert corpus_bleu(TARGETS, TARGETS).score == pytest.approx(100.0)
+    assert result.signature.startswith("nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:")

@@ -1,0 +1,407 @@
+"""Training the Transformer (Chapter 7).
+
+The paper's recipe, piece by piece: a loss with label smoothing, the Adam
+optimizer with β = (0.9, 0.98) and ε = 1e-9, a learning rate that warms up
+linearly and then decays with the inverse square root of the step, gradient
+clipping, and a training loop that reports the training and validation loss
+after every epoch.
+
+Shape legend: B batch, S source length, T target length, V target vocabulary
+size, N = B · T positions.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import Callable, Iterable
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+from tqdm.auto import tqdm
+
+from . import _validate
+
+__all__ = [
+    "LabelSmoothingLoss",
+    "noam_rate",
+    "noam_lambda",
+    "warmup_schedule",
+    "make_optimizer",
+    "perplexity",
+    "evaluate",
+    "fit",
+    "BestWeights",
+]
+
+
+class LabelSmoothingLoss(nn.Module):
+    r"""Label-smoothed loss in its KL-divergence form, ignoring padding.
+
+    Instead of the one-hot target, the model is asked to match the smoothed
+    distribution q that keeps 1 − ε of the mass on the gold token and spreads
+    ε uniformly over *all* V tokens, the gold one included:
+
+        q(k) = (1 − ε) · [k = gold] + ε / V
+
+    This is the convention of ``nn.CrossEntropyLoss(label_smoothing=ε)``. (The
+    paper's tensor2tensor code spreads ε over the V − 1 other tokens instead,
+    which is the same distribution with ε' = ε · V / (V − 1).) The loss is
+
+        KL(q ‖ p) = Σ_k q(k) · (log q(k) − log p(k)) = CE_ε(p) − H(q),
+
+    so it has the same gradients as PyTorch's label-smoothed cross-entropy
+    CE_ε and differs from it by the constant entropy H(q) of the target; a
+    model that predicts exactly q reaches a loss of 0.
+
+    Args:
+        vocab_size: number of target tokens V.
+        smoothing: the mass ε moved off the gold token, in [0, 1).
+        pad_id: target id of padding; those positions do not count.
+
+    Shape:
+        - logits: (B, T, V) or (N, V), unnormalised scores
+        - target: (B, T) or (N,), token ids
+        - output: scalar, the mean over the non-padding positions
+
+    See Chapter 7.
+    """
+
+    def __init__(self, vocab_size: int, smoothing: float = 0.1, pad_id: int = 0) -> None:
+        super().__init__()
+        self.vocab_size = _validate.positive_int("vocab_size", vocab_size)
+        self.smoothing = _validate.probability("smoothing", smoothing)
+        if isinstance(pad_id, bool) or not isinstance(pad_id, int) or not 0 <= pad_id < vocab_size:
+            raise ValueError(f"pad_id must be an id in [0, {vocab_size - 1}], got {pad_id!r}")
+        self.pad_id = pad_id
+
+    def target_distribution(self, target: Tensor) -> Tensor:
+        """The smoothed distribution q for each target id (padding included).
+
+        Shape:
+            - target: (*), token ids
+            - output: (*, V), each row sums to 1
+        """
+        self._check_ids(target)
+        eps = self.smoothing
+        q = torch.full((*target.shape, self.vocab_size), eps / self.vocab_size, device=target.device)
+        return q.scatter_add_(-1, target.unsqueeze(-1), torch.full_like(q[..., :1], 1.0 - eps))  # (*, V)
+
+    def forward(self, logits: Tensor, target: Tensor) -> Tensor:
+        _validate.float_tensor("logits", logits, (2, 3))
+        _validate.width("logits", logits, self.vocab_size, "vocab_size")
+        if tuple(target.shape) != tuple(logits.shape[:-1]):
+            raise ValueError(
+                f"target of shape {tuple(target.shape)} does not match logits of shape "
+                f"{tuple(logits.shape)}; expected target shape {tuple(logits.shape[:-1])}"
+            )
+        log_probs = logits.float().log_softmax(dim=-1).reshape(-1, self.vocab_size)  # (N, V)
+        target = target.reshape(-1)  # (N,)
+        real = target != self.pad_id
+        n_real = int(real.sum())
+        if n_real == 0:
+            raise ValueError(f"target holds only padding (pad_id = {self.pad_id}): no position to learn from")
+        q = self.target_distribution(target[real])  # (n, V)
+        return F.kl_div(log_probs[real], q, reduction="sum") / n_real
+
+    def _check_ids(self, target: Tensor) -> None:
+        _validate.tensor("target", target)
+        if target.is_floating_point() or target.dtype == torch.bool:
+            raise TypeError(f"target must hold integer token ids, got dtype {target.dtype}")
+        if target.numel() and (int(target.min()) < 0 or int(target.max()) >= self.vocab_size):
+            raise ValueError(
+                f"target holds ids in [{int(target.min())}, {int(target.max())}], "
+                f"outside the vocabulary [0, {self.vocab_size - 1}]"
+            )
+
+    def extra_repr(self) -> str:
+        return f"vocab_size={self.vocab_size}, smoothing={self.smoothing}, pad_id={self.pad_id}"
+
+
+# --------------------------------------------------------------------------
+# Optimizer and learning-rate schedule
+# --------------------------------------------------------------------------
+
+
+def noam_rate(step: int, d_model: int, warmup: int, factor: float = 1.0) -> float:
+    r"""The paper's learning rate at update ``step`` (counted from 1).
+
+    lrate = factor · d_model^−0.5 · min(step^−0.5, step · warmup^−1.5): it grows
+    linearly for ``warmup`` steps, peaks at factor · (d_model · warmup)^−0.5,
+    then decays as 1 / √step.
+
+    See Chapter 7.
+    """
+    _validate.positive_int("step", step)
+    _validate.positive_int("d_model", d_model)
+    _validate.positive_int("warmup", warmup)
+    return factor * d_model**-0.5 * min(step**-0.5, step * warmup**-1.5)
+
+
+def noam_lambda(d_model: int, warmup: int, factor: float = 1.0) -> Callable[[int], float]:
+    """The :func:`noam_rate` schedule as a multiplier for ``LambdaLR``.
+
+    ``LambdaLR`` calls the function with the number of scheduler steps taken
+    so far, 0 before the first update; the function adds 1, so that the n-th
+    optimizer update (n = 1, 2, …) uses ``noam_rate(n)``: no update gets a
+    learning rate of 0 and none is used twice.
+    """
+    _validate.positive_int("d_model", d_model)
+    _validate.positive_int("warmup", warmup)
+    if isinstance(factor, bool) or not isinstance(factor, (int, float)) or factor <= 0:
+        raise ValueError(f"factor must be a positive number, got {factor!r}")
+    return lambda steps_taken: noam_rate(steps_taken + 1, d_model, warmup, factor)
+
+
+def warmup_schedule(
+    optimizer: torch.optim.Optimizer, d_model: int, warmup: int, factor: float = 1.0
+) -> torch.optim.lr_scheduler.LambdaLR:
+    """A ``LambdaLR`` that sets the learning rate to the paper's schedule.
+
+    The rate is the optimizer's base ``lr`` times :func:`noam_rate`, so leave
+    the base at 1.0 (as :func:`make_optimizer` does) to get the paper's
+    values. Call ``scheduler.step()`` after every ``optimizer.step()``.
+
+    See Chapter 7.
+    """
+    return torch.optim.lr_scheduler.LambdaLR(optimizer, noam_lambda(d_model, warmup, factor))
+
+
+def make_optimizer(
+    model: nn.Module, lr: float = 1.0, betas: tuple[float, float] = (0.9, 0.98), eps: float = 1e-9
+) -> torch.optim.Adam:
+    """Adam with the paper's β1 = 0.9, β2 = 0.98 and ε = 1e-9.
+
+    ``lr`` is a base value that :func:`warmup_schedule` multiplies; with the
+    schedule, keep it at 1.0.
+    """
+    if not isinstance(model, nn.Module):
+        raise TypeError(f"model must be an nn.Module, got {type(model).__name__}")
+    return torch.optim.Adam(model.parameters(), lr=lr, betas=betas, eps=eps)
+
+
+def perplexity(mean_nll: float | Tensor) -> float:
+    """exp(mean negative log-likelihood per token), in nats.
+
+    Use the plain cross-entropy (e.g. ``evaluate(...)["nll"]``), not the
+    label-smoothed loss, which is not a log-likelihood.
+    """
+    return math.exp(float(mean_nll))
+
+
+# --------------------------------------------------------------------------
+# The training loop
+# --------------------------------------------------------------------------
+
+Batches = Callable[[int], Iterable] | Iterable
+
+
+def _epoch_batches(name: str, batches: Batches, epoch: int) -> Iterable:
+    """Batches of one epoch: call a function with the epoch, or reuse a collection."""
+    if callable(batches):
+        return batches(epoch)
+    if iter(batches) is batches:
+        raise TypeError(
+            f"{name} is a one-pass iterator, which would be empty from the second epoch on; "
+            "pass a list of batches, or a function epoch -> batches, e.g. "
+            "lambda epoch: make_batches(pairs, src_vocab, tgt_vocab, 64, shuffle=True, seed=epoch)"
+        )
+    return batches
+
+
+def _device_of(model: nn.Module) -> torch.device:
+    return next(model.parameters()).device
+
+
+@torch.no_grad()
+def evaluate(model: nn.Module, batches: Iterable, loss_fn: nn.Module | None = None) -> dict[str, float]:
+    """Loss over ``batches`` with teacher forcing, dropout off.
+
+    Args:
+        model: a :class:`~transformer_edu.Transformer`.
+        batches: :class:`~transformer_edu.data.Batch` es (``src``, ``tgt_in``, ``tgt_out``).
+        loss_fn: e.g. a :class:`LabelSmoothingLoss`; its mean per token is reported as ``"loss"``.
+
+    Returns:
+        ``{"loss": …, "nll": …, "tokens": …}``: ``nll`` is the plain cross-entropy per
+        target token (no smoothing), so ``perplexity(result["nll"])`` is the perplexity.
+    """
+    was_training = model.training
+    model.eval()
+    device, pad_id = _device_of(model), model.config.pad_id
+    loss_sum = nll_sum = 0.0
+    tokens = 0
+    for batch in batches:
+        batch = batch.to(device)
+        logits = model(batch.src, batch.tgt_in)  # (B, T, V)
+        n = int((batch.tgt_out != pad_id).sum())
+        nll_sum += float(F.cross_entropy(logits.flatten(0, 1), batch.tgt_out.flatten(), ignore_index=pad_id, reduction="sum"))
+        if loss_fn is not None:
+            loss_sum += float(loss_fn(logits, batch.tgt_out)) * n
+        tokens += n
+    model.train(was_training)
+    if tokens == 0:
+        raise ValueError("batches held no target tokens to evaluate")
+    return {"loss": loss_sum / tokens if loss_fn is not None else float("nan"), "nll": nll_sum / tokens, "tokens": tokens}
+
+
+def fit(
+    model: nn.Module,
+    train_batches: Batches,
+    valid_batches: Batches | None = None,
+    *,
+    epochs: int,
+    optimizer: torch.optim.Optimizer,
+    loss_fn: nn.Module,
+    scheduler: torch.optim.lr_scheduler.LRScheduler | None = None,
+    clip_norm: float | None = 1.0,
+    start_epoch: int = 0,
+    history: dict[str, list] | None = None,
+    on_epoch_end: Callable[[int, dict[str, list]], bool | None] | None = None,
+    progress: bool = True,
+) -> dict[str, list]:
+    """Train with teacher forcing for epochs ``start_epoch … epochs − 1``.
+
+    Each update: forward pass, ``loss_fn(logits, tgt_out)``, backward pass,
+    gradient clipping to a total norm of ``clip_norm``, ``optimizer.step()``
+    and ``scheduler.step()``. After each epoch the validation loss is
+    measured (dropout off) and one record is appended to ``history``.
+
+    Batches are moved to the device of the model's parameters. On CPU,
+    training is deterministic given ``torch.manual_seed`` and the batch order.
+
+    Args:
+        model: a :class:`~transformer_edu.Transformer`.
+        train_batches: a function ``epoch -> batches`` (so each epoch can be
+            shuffled differently, e.g. with ``seed=epoch``) or a list of batches.
+        valid_batches: the same for validation, or ``None``.
+        epochs: the total number of epochs, counting those before ``start_epoch``.
+        optimizer, scheduler: see :func:`make_optimizer`, :func:`warmup_schedule`.
+        loss_fn: e.g. :class:`LabelSmoothingLoss`; returns the mean loss per token.
+        clip_norm: largest total gradient norm; ``None`` turns clipping off.
+        start_epoch: epochs already done, to resume from a checkpoint
+            (restore the model, optimizer, scheduler and RNG first, see
+            :func:`~transformer_edu.checkpoint.resume`).
+        history: the history returned earlier, to extend when resuming.
+        on_epoch_end: called as ``on_epoch_end(epoch, history)`` after each
+            epoch (``epoch`` counts from 1); return ``True`` to stop early.
+            Use it to plot curves, save checkpoints or translate examples.
+        progress: show a progress bar (``tqdm.auto``: it renders in Jupyter too).
+
+    Returns:
+        The history, a dict of equally long lists, one entry per epoch:
+        ``epoch``, ``train_loss``, ``valid_loss``, ``valid_nll`` (plain
+        cross-entropy; ``NaN`` without validation), ``lr`` (after the epoch),
+        ``grad_norm`` (mean norm before clipping), ``tokens_per_s`` and ``seconds``.
+        ``on_epoch_end`` may add lists of its own (e.g. a validation exact match).
+
+    See Chapter 7.
+    """
+    _validate.positive_int("epochs", epochs)
+    if isinstance(start_epoch, bool) or not isinstance(start_epoch, int) or not 0 <= start_epoch <= epochs:
+        raise ValueError(f"start_epoch must be an int in [0, epochs = {epochs}], got {start_epoch!r}")
+    if clip_norm is not None and not clip_norm > 0:
+        raise ValueError(f"clip_norm must be positive or None, got {clip_norm!r}")
+    keys = ("epoch", "train_loss", "valid_loss", "valid_nll", "lr", "grad_norm", "tokens_per_s", "seconds")
+    history = {k: [] for k in keys} if history is None else history
+    if not set(keys) <= set(history) or len(history["epoch"]) != start_epoch:
+        raise ValueError(
+            f"history must be the dict fit returned, with one record per epoch done "
+            f"(start_epoch = {start_epoch}); got keys {sorted(history)} and "
+            f"{len(history.get('epoch', []))} records"
+        )
+    device, pad_id = _device_of(model), model.config.pad_id
+    bar = tqdm(total=epochs, initial=start_epoch, unit="epoch", disable=not progress)
+    for epoch in range(start_epoch, epochs):
+        model.train()
+        start = time.perf_counter()
+        loss_sum, grad_sum, tokens, updates = 0.0, 0.0, 0, 0
+        for batch in _epoch_batches("train_batches", train_batches, epoch):
+            batch = batch.to(device)
+            logits = model(batch.src, batch.tgt_in)  # (B, T, V)
+            loss = loss_fn(logits, batch.tgt_out)
+            optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            if clip_norm is not None:
+                grad_sum += float(nn.utils.clip_grad_norm_(model.parameters(), clip_norm))
+            optimizer.step()
+            if scheduler is not None:
+                scheduler.step()
+            n = int((batch.tgt_out != pad_id).sum())
+            loss_sum, tokens, updates = loss_sum + loss.item() * n, tokens + n, updates + 1
+            bar.set_postfix(loss=f"{loss.item():.3f}", refresh=False)
+        if updates == 0:
+            raise ValueError(f"train_batches gave no batches in epoch {epoch}")
+        seconds = time.perf_counter() - start
+        valid = (
+            evaluate(model, _epoch_batches("valid_batches", valid_batches, epoch), loss_fn)
+            if valid_batches is not None
+            else {"loss": float("nan"), "nll": float("nan")}
+        )
+        record = {
+            "epoch": epoch + 1,
+            "train_loss": loss_sum / tokens,
+            "valid_loss": valid["loss"],
+            "valid_nll": valid["nll"],
+            "lr": optimizer.param_groups[0]["lr"],
+            "grad_norm": grad_sum / updates if clip_norm is not None else float("nan"),
+            "tokens_per_s": tokens / seconds,
+            "seconds": seconds,
+        }
+        for key, value in record.items():
+            history[key].append(value)
+        bar.set_postfix(train=f"{record['train_loss']:.3f}", valid=f"{record['valid_loss']:.3f}")
+        bar.update()
+        if on_epoch_end is not None and on_epoch_end(epoch + 1, history):
+            break
+    bar.close()
+    return history
+
+
+class BestWeights:
+    """An ``on_epoch_end`` hook that remembers the weights of the best epoch so far.
+
+    Validation scores do not improve smoothly: a late epoch can be worse than
+    an earlier one. This hook copies the weights whenever ``history[metric]``
+    reaches a new best (lowest for ``mode="min"``, highest for ``"max"``; a
+    tie keeps the earlier epoch), and :meth:`restore` puts the best copy back
+    after training. With ``patience``, it stops training (early stopping)
+    after that many epochs without improvement.
+
+    Example::
+
+        best = BestWeights(model)
+        fit(model, ..., on_epoch_end=best)
+        best.restore()   # the weights of epoch best.epoch
+
+    See Chapter 7.
+    """
+
+    def __init__(
+        self, model: nn.Module, metric: str = "valid_loss", mode: str = "min", patience: int | None = None
+    ) -> None:
+        if mode not in ("min", "max"):
+            raise ValueError(f"mode must be 'min' (for a loss) or 'max' (for an accuracy), got {mode!r}")
+        if patience is not None:
+            _validate.positive_int("patience", patience)
+        self.model, self.metric, self.mode, self.patience = model, metric, mode, patience
+        self.best = math.inf if mode == "min" else -math.inf
+        self.epoch: int | None = None
+        self._state: dict[str, Tensor] | None = None
+
+    def __call__(self, epoch: int, history: dict[str, list]) -> bool:
+        if self.metric not in history:
+            raise ValueError(f"metric {self.metric!r} is not in the history; choose one of {sorted(history)}")
+        value = history[self.metric][-1]
+        if (value < self.best) if self.mode == "min" else (value > self.best):  # NaN never counts as better
+            self.best, self.epoch = value, epoch
+            self._state = {k: v.detach().clone() for k, v in self.model.state_dict().items()}
+        return self.patience is not None and self.epoch is not None and epoch - self.epoch >= self.patience
+
+    def restore(self) -> int:
+        """Load the best weights into the model; return their epoch (counted from 1)."""
+        if self._state is None:
+            raise ValueError(f"no epoch has been seen with a finite {self.metric!r} yet; pass validation batches to fit")
+        self.model.load_state_dict(self._state)
+        return self.epoch

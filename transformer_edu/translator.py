@@ -1,0 +1,152 @@
+"""A trained model with its vocabularies: sentences in, translations out (Chapter 8).
+
+Example::
+
+    translator = Translator.load("runs/ko-en")
+    translator.translate("고양이가 생선을 먹었다")        # 'the cat ate the fish'
+    translator.translate(["나는 학교에 간다", "곰이 공을 봤다"], beam_size=1)
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+from typing import Sequence
+
+import torch
+
+from .checkpoint import load_checkpoint, load_model, save_checkpoint
+from .data import Vocab, pad_batch
+from .decoding import beam_search, greedy_decode
+from .model import Transformer
+
+__all__ = ["Translator", "UnknownWordsError"]
+
+
+class UnknownWordsError(ValueError):
+    """Input words missing from the source vocabulary; ``words`` lists them."""
+
+    def __init__(self, message: str, words: list[str]) -> None:
+        super().__init__(message)
+        self.words = words
+
+
+class Translator:
+    """Translate sentences with a trained :class:`~transformer_edu.Transformer`.
+
+    Sentences are split on whitespace, encoded with ``src_vocab`` (EOS
+    appended, as in training), decoded in batches by beam search (or greedy
+    decoding for ``beam_size=1``) and turned back into text with ``tgt_vocab``.
+
+    Args:
+        model: the trained model; it is used in eval mode.
+        src_vocab, tgt_vocab: the :class:`~transformer_edu.data.Vocab` s it was trained with.
+
+    See Chapter 8.
+    """
+
+    def __init__(self, model: Transformer, src_vocab: Vocab, tgt_vocab: Vocab) -> None:
+        if not isinstance(model, Transformer):
+            raise TypeError(f"model must be a Transformer, got {type(model).__name__}")
+        for name, vocab, size in (("src_vocab", src_vocab, model.config.src_vocab_size),
+                                  ("tgt_vocab", tgt_vocab, model.config.tgt_vocab_size)):
+            if not isinstance(vocab, Vocab):
+                raise TypeError(f"{name} must be a Vocab, got {type(vocab).__name__}")
+            if len(vocab) != size:
+                raise ValueError(f"{name} has {len(vocab)} tokens but the model expects {size}")
+        if model.config.pad_id != Vocab.pad_id:
+            raise ValueError(f"the model's pad_id = {model.config.pad_id} differs from Vocab.pad_id = {Vocab.pad_id}")
+        self.model = model.eval()
+        self.src_vocab = src_vocab
+        self.tgt_vocab = tgt_vocab
+
+    @classmethod
+    def load(cls, path: str | os.PathLike, *, device: str | torch.device = "cpu") -> "Translator":
+        """Load a checkpoint saved by :meth:`save` or ``python -m transformer_edu.train``.
+
+        Args:
+            path: a checkpoint file, or the directory holding ``checkpoint.pt``.
+            device: where to put the model.
+        """
+        checkpoint = load_checkpoint(path, map_location=device)
+        extra = checkpoint["extra"]
+        if "src_vocab" not in extra or "tgt_vocab" not in extra:
+            raise ValueError(
+                f"the checkpoint at {str(path)!r} holds no vocabularies (extra has {sorted(extra)}); "
+                "save it with Translator.save or save_checkpoint(..., extra={'src_vocab': v.to_dict(), ...})"
+            )
+        return cls(load_model(checkpoint, map_location=device),
+                   Vocab.from_dict(extra["src_vocab"]), Vocab.from_dict(extra["tgt_vocab"]))
+
+    def save(self, path: str | os.PathLike, *, extra: dict | None = None) -> os.PathLike:
+        """Save the model and both vocabularies to a checkpoint :meth:`load` can read."""
+        vocabs = {"src_vocab": self.src_vocab.to_dict(), "tgt_vocab": self.tgt_vocab.to_dict()}
+        return save_checkpoint(path, self.model, extra={**(extra or {}), **vocabs})
+
+    def check_words(self, sentence: str) -> None:
+        """Raise :class:`UnknownWordsError` naming the unknown words and similar known ones."""
+        unknown = self.src_vocab.unknown_tokens(sentence)
+        if not unknown:
+            return
+        known = [t for t in self.src_vocab.itos if t not in Vocab.SPECIALS]
+        hints = []
+        for word in unknown:
+            close = difflib.get_close_matches(word, known, n=3, cutoff=0.5)
+            hints.append(f"{word!r} (did you mean {' or '.join(map(repr, close))}?)" if close else repr(word))
+        raise UnknownWordsError(
+            f"unknown word{'s' if len(unknown) > 1 else ''} in {sentence!r}: {', '.join(hints)}. "
+            f"The model knows only the {len(known)} words of its training data.", unknown
+        )
+
+    def translate(
+        self,
+        sentences: str | Sequence[str],
+        *,
+        beam_size: int = 4,
+        length_penalty: float = 0.6,
+        max_len: int | None = None,
+        batch_size: int = 128,
+    ) -> str | list[str]:
+        """Translate one sentence or a list of sentences.
+
+        Args:
+            sentences: a ``str`` (then a ``str`` is returned) or a list of ``str``
+                (then a list of the same length is returned).
+            beam_size: beams K; 1 means greedy decoding.
+            length_penalty: GNMT's α, see :func:`~transformer_edu.decoding.beam_search`.
+            max_len: the most target tokens per sentence; default twice the
+                source length plus 10, within the model's ``max_len``.
+            batch_size: sentences decoded together.
+
+        Raises:
+            UnknownWordsError: (a ``ValueError``) a sentence holds a word the
+                model never saw; the message suggests similar known words.
+        """
+        single = isinstance(sentences, str)
+        batch = [sentences] if single else list(sentences)
+        for i, sentence in enumerate(batch):
+            if not isinstance(sentence, str):
+                raise TypeError(f"sentences[{i}] must be a str, got {type(sentence).__name__}")
+            if not sentence.split():
+                raise ValueError(f"sentences[{i}] is empty; there is nothing to translate")
+            self.check_words(sentence)
+        if max_len is not None and (isinstance(max_len, bool) or not isinstance(max_len, int) or max_len < 1):
+            raise ValueError(f"max_len must be an int ≥ 1 or None, got {max_len!r}")
+        device = next(self.model.parameters()).device
+        outputs: list[str] = []
+        for start in range(0, len(batch), batch_size):
+            chunk = [self.src_vocab.encode(s) for s in batch[start:start + batch_size]]
+            src = pad_batch(chunk, Vocab.pad_id, device)  # (B, S)
+            steps = max_len or min(2 * src.shape[1] + 10, self.model.config.max_len)
+            ids = dict(max_len=steps, bos_id=Vocab.bos_id, eos_id=Vocab.eos_id)
+            if beam_size == 1:
+                tokens = greedy_decode(self.model, src, **ids)  # (B, L)
+            else:
+                tokens, _ = beam_search(self.model, src, beam_size=beam_size, length_penalty=length_penalty, **ids)
+            outputs.extend(self.tgt_vocab.decode(row) for row in tokens.cpu())
+        return outputs[0] if single else outputs
+
+    def __repr__(self) -> str:
+        c = self.model.config
+        return (f"Translator(d_model={c.d_model}, n_layers={c.n_layers}, "
+                f"src_vocab={len(self.src_vocab)} tokens, tgt_vocab={len(self.tgt_vocab)} tokens)")
