@@ -258,6 +258,8 @@ def test_length_penalty_formula():
         (dict(src=torch.ones(2, 3, 4, dtype=torch.long)), ValueError, "must be 2-D"),
         (dict(src=torch.tensor([[4, 5, V]])), ValueError, "token id 16, outside the vocabulary"),
         (dict(src=torch.tensor([[4.0, 5.0]])), TypeError, "integer token ids"),
+        (dict(src_mask=torch.ones(1, 9, dtype=torch.bool)), ValueError, "src_mask must be 4-D"),
+        (dict(src_mask=torch.ones(2, 1, 1, 8, dtype=torch.bool)), ValueError, "does not broadcast"),
     ],
 )
 def test_bad_arguments_are_named(model, src, change, error, match):
@@ -268,6 +270,15 @@ def test_bad_arguments_are_named(model, src, change, error, match):
         arguments.pop("beam_size")
         with pytest.raises(error, match=match):
             greedy_decode(model, **arguments)
+
+
+def test_an_explicit_src_mask_is_used(model, src):
+    default = beam_search(model, src, max_len=MAX_LEN, beam_size=2, **IDS)
+    explicit = beam_search(model, src, max_len=MAX_LEN, beam_size=2, src_mask=(src != PAD)[:, None, None], **IDS)
+    assert torch.equal(default[0], explicit[0])
+    see_padding = torch.ones(1, 1, 1, src.shape[1], dtype=torch.bool)  # (1, 1, 1, S): broadcast over the batch
+    greedy = greedy_decode(model, src, max_len=MAX_LEN, src_mask=see_padding, **IDS)
+    assert not torch.equal(greedy, greedy_decode(model, src, max_len=MAX_LEN, **IDS))  # padding now matters
 
 
 def test_trace_needs_one_source(model, src):
