@@ -16,6 +16,7 @@ Figures (one section per chapter; later chapters append theirs at the end):
 
 - :func:`mask_explorer_figure`: padding and causal masks (Chapter 1).
 - :func:`positional_explorer_figure`: the sinusoidal table and its rotations (Chapter 3).
+- :func:`beam_explorer_figure`: beam search over beam sizes and length penalties (Chapter 8).
 """
 
 from __future__ import annotations
@@ -35,7 +36,8 @@ from .attention import scaled_dot_product_attention
 from .masks import causal_mask, padding_mask
 from .positional import sinusoidal_table
 
-__all__ = ["BOOK_TEMPLATE", "figure_html", "show", "rounded", "mask_explorer_figure", "positional_explorer_figure"]
+__all__ = ["BOOK_TEMPLATE", "figure_html", "show", "rounded", "mask_explorer_figure", "positional_explorer_figure",
+           "beam_explorer_figure"]
 
 DECIMALS = 4
 """Digits kept for every number of a displayed figure."""
@@ -618,4 +620,209 @@ def positional_explorer_figure(
     fig.update_xaxes(title_text="pair i", row=2, col=2)
     fig.update_yaxes(range=[0, 360], tickvals=[0, 90, 180, 270, 360], title_text="degrees", row=2, col=2)
     fig.update_xaxes(showgrid=False, zeroline=False)
+    return fig
+
+
+# ---------------------------------------------------------------------------
+# Chapter 8: the beam-search explorer
+# ---------------------------------------------------------------------------
+
+
+def _beam_explorer_states(translator, sentence: str, beam_sizes, alphas, max_len: int) -> dict:
+    """The finished hypotheses of every (beam size, α), best first, as plain rounded values."""
+    from .data import Vocab, pad_batch  # imported here: the earlier figures need no decoding
+    from .decoding import beam_search_nbest, gnmt_length_penalty
+
+    model = translator.model
+    src = pad_batch([translator.src_vocab.encode(sentence)], Vocab.pad_id, next(model.parameters()).device)  # (1, S)
+    states = {}
+    for beam_size in beam_sizes:
+        for alpha in alphas:
+            hypotheses = beam_search_nbest(model, src, max_len=max_len, bos_id=Vocab.bos_id, eos_id=Vocab.eos_id,
+                                           beam_size=beam_size, length_penalty=alpha)[0]
+            states[beam_size, alpha] = [
+                {
+                    "text": translator.tgt_vocab.decode(list(h.tokens)),
+                    "length": len(h.tokens),
+                    # 3 decimals: enough to rank, and the same numbers on every machine
+                    "log_prob": round(h.log_prob, 3) + 0.0,
+                    "penalty": round(float(gnmt_length_penalty(len(h.tokens), alpha)), 3),
+                    "score": round(h.score, 3) + 0.0,
+                    "finished": h.finished,
+                }
+                for h in hypotheses
+            ]
+    return states
+
+
+def beam_explorer_figure(
+    translator,
+    sentence: str,
+    reference: str | None = None,
+    beam_sizes: tuple[int, ...] = (1, 2, 4, 8),
+    alphas: tuple[float, ...] = (0.0, 0.6, 1.0),
+    start_beam_size: int = 4,
+    start_alpha: float = 0.6,
+    max_len: int | None = None,
+) -> go.Figure:
+    """The beam-search explorer of Chapter 8, precomputed for the static book.
+
+    Runs :func:`~transformer_edu.decoding.beam_search_nbest` on ``sentence``
+    for every beam size K and every length-penalty α, and draws the finished
+    hypotheses of one setting as bars, best first: the bar is the score
+    log P(Y) / lp(Y) used to rank them (closer to 0 is better), the hover
+    text gives log P(Y), the length |Y| (EOS counted) and the penalty
+    lp(Y) = ((5 + |Y|) / 6)^α. The winner is dark; hypotheses equal to
+    ``reference`` carry a ✓.
+
+    Buttons choose K (which bars are visible), a slider chooses α (the
+    data of every K), so the two combine freely. K = 1 is greedy decoding.
+
+    Args:
+        translator: a :class:`~transformer_edu.translator.Translator`
+            (e.g. :func:`~transformer_edu.pretrained.pretrained_translator`);
+            for the same figure on every machine, put it on the CPU.
+        sentence: the source sentence, words known to the translator.
+        reference: the correct translation, to mark; optional.
+        beam_sizes: the beam sizes offered, one button each (1 … 16).
+        alphas: the length-penalty exponents offered by the slider (0 … 5).
+        start_beam_size, start_alpha: the setting shown first.
+        max_len: the most tokens per hypothesis; default as
+            :meth:`~transformer_edu.translator.Translator.translate`.
+
+    Returns:
+        The figure; display it with :func:`show`.
+
+    See Chapter 8.
+    """
+    for name in ("model", "src_vocab", "tgt_vocab", "check_words"):
+        if not hasattr(translator, name):
+            raise TypeError(f"translator must be a Translator (with model and vocabularies), got {type(translator).__name__}")
+    if not isinstance(sentence, str) or not sentence.split():
+        raise ValueError(f"sentence must be a non-empty string of space-separated words, got {sentence!r}")
+    translator.check_words(sentence)  # names unknown words and suggests known ones
+    if reference is not None and not isinstance(reference, str):
+        raise TypeError(f"reference must be a str or None, got {type(reference).__name__}")
+    beam_sizes = _int_choices("beam_sizes", beam_sizes, 1, 16)
+    if isinstance(alphas, (str, bytes)) or not hasattr(alphas, "__iter__") or not tuple(alphas):
+        raise ValueError(f"alphas must be a non-empty sequence of numbers, got {alphas!r}")
+    alphas = tuple(alphas)
+    for alpha in alphas:
+        if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 <= alpha <= 5:
+            raise ValueError(f"alphas must hold numbers in 0 … 5, got {alpha!r}")
+    if len(set(alphas)) != len(alphas):
+        raise ValueError(f"alphas must not repeat a value, got {alphas}")
+    if start_beam_size not in beam_sizes:
+        raise ValueError(f"start_beam_size must be one of beam_sizes {beam_sizes}, got {start_beam_size!r}")
+    if start_alpha not in alphas:
+        raise ValueError(f"start_alpha must be one of alphas {alphas}, got {start_alpha!r}")
+    limit = translator.model.config.max_len
+    if max_len is None:
+        max_len = min(2 * (len(sentence.split()) + 1) + 10, limit)  # the source counts its EOS
+    elif isinstance(max_len, bool) or not isinstance(max_len, int) or not 1 <= max_len <= limit:
+        raise ValueError(f"max_len must be an int in 1 … {limit} (the model's max_len), got {max_len!r}")
+
+    states = _beam_explorer_states(translator, sentence, beam_sizes, alphas, max_len)
+    wanted = None if reference is None else reference.split()
+
+    def bars(beam_size: int, alpha: float) -> dict:
+        hypotheses = states[beam_size, alpha]
+        labels, hover, colors = [], [], []
+        for rank, h in enumerate(hypotheses, start=1):
+            words = h["text"] or "(nothing: EOS first)"
+            mark = " ✓" if wanted is not None and h["text"].split() == wanted else ""
+            cut = "" if h["finished"] else " …"
+            labels.append(f"{rank}. {words}{cut}{mark}")
+            hover.append(
+                f"{words}<br>log P = {h['log_prob']:.3f}, |Y| = {h['length']}, lp = {h['penalty']:.3f}"
+                f"<br>score = {h['score']:.3f}" + ("" if h["finished"] else "<br>cut off at max_len, no EOS")
+            )
+            colors.append("#08306b" if rank == 1 else "#6baed6")
+        return {
+            "x": [h["score"] for h in hypotheses],
+            "y": labels,
+            "text": [f"{h['score']:.2f}" for h in hypotheses],
+            "hovertext": hover,
+            "colors": colors,
+        }
+
+    fig = go.Figure()
+    for beam_size in beam_sizes:  # one trace per beam size; the buttons choose the visible one
+        values = bars(beam_size, start_alpha)
+        fig.add_trace(
+            go.Bar(
+                x=values["x"],
+                y=values["y"],
+                orientation="h",
+                text=values["text"],
+                textposition="outside",
+                hovertext=values["hovertext"],
+                hoverinfo="text",
+                marker=dict(color=values["colors"]),
+                name=f"K = {beam_size}",
+                showlegend=False,
+                visible=beam_size == start_beam_size,
+            )
+        )
+
+    lowest = min(h["score"] for hypotheses in states.values() for h in hypotheses)
+    buttons = [
+        dict(label=f"K = {beam_size}" + (" (greedy)" if beam_size == 1 else ""), method="restyle",
+             args=[{"visible": [k == beam_size for k in beam_sizes]}])
+        for beam_size in beam_sizes
+    ]
+    steps = []
+    for alpha in alphas:
+        columns = [bars(beam_size, alpha) for beam_size in beam_sizes]
+        steps.append(
+            dict(
+                label=f"{alpha:g}",
+                method="restyle",
+                args=[{
+                    "x": [c["x"] for c in columns],
+                    "y": [c["y"] for c in columns],
+                    "text": [c["text"] for c in columns],
+                    "hovertext": [c["hovertext"] for c in columns],
+                    "marker.color": [c["colors"] for c in columns],
+                }],
+            )
+        )
+    rows = max(len(hypotheses) for hypotheses in states.values())
+    fig.update_layout(
+        template=BOOK_TEMPLATE,
+        title=dict(text=f"Beam search on “{sentence}”<br><sub>finished hypotheses, best first; "
+                        "score = log P(Y) / lp(Y), closer to 0 is better</sub>",
+                   x=0.0, xanchor="left", y=0.98, yanchor="top", yref="container"),
+        height=260 + 34 * rows,
+        margin=dict(t=120, l=20, r=20, b=80),
+        xaxis=dict(title=dict(text="score"), range=[1.25 * lowest, 0.0], zeroline=True, showgrid=True),
+        yaxis=dict(autorange="reversed", automargin=True, type="category"),
+        bargap=0.35,
+        updatemenus=[
+            dict(
+                type="buttons",
+                direction="right",
+                buttons=buttons,
+                active=beam_sizes.index(start_beam_size),
+                showactive=True,
+                x=0.0,
+                xanchor="left",
+                y=1.02,
+                yanchor="bottom",
+                pad=dict(r=4, t=0),
+            )
+        ],
+        sliders=[
+            dict(
+                steps=steps,
+                active=alphas.index(start_alpha),
+                currentvalue=dict(prefix="length penalty α: "),
+                x=0.0,
+                len=1.0,
+                y=-0.08,
+                yanchor="top",
+                pad=dict(t=30),
+            )
+        ],
+    )
     return fig
