@@ -1,0 +1,110 @@
+"""The trained ko-en translator shipped in transformer_edu/assets/ko_en (transformer_edu.pretrained)."""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import asdict
+from pathlib import Path
+
+import pytest
+import torch
+
+from transformer_edu import data, metrics, pretrained
+from transformer_edu.checkpoint import CHECKPOINT_NAME
+from transformer_edu.train import RECIPES
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+STALE = f"The shipped checkpoint is out of date; regenerate it with: {pretrained.REBUILD_COMMAND}"
+
+
+@pytest.fixture(scope="module")
+def stored() -> dict:
+    # weights_only=True: the file must hold nothing but tensors and plain values
+    return torch.load(pretrained.asset_path(), map_location="cpu", weights_only=True)
+
+
+@pytest.fixture(scope="module")
+def translator():
+    return pretrained.pretrained_translator("cpu")
+
+
+def test_asset_is_small_and_where_the_package_looks():
+    path = pretrained.asset_path()
+    assert path == pretrained.ASSET_DIR / CHECKPOINT_NAME
+    assert path.stat().st_size <= 5 * 2**20
+
+
+def test_asset_loads_with_weights_only_and_holds_no_optimizer(stored):
+    assert stored["optimizer"] is None and stored["scheduler"] is None
+    assert all(t.dtype == torch.float32 for t in stored["model"].values() if t.is_floating_point())
+    extra = stored["extra"]
+    assert extra["task"] == "ko-en"
+    assert extra["made_with"].startswith("python -m transformer_edu.train --task ko-en --seed 0")
+
+
+def test_asset_matches_the_current_grammar_and_recipe(stored):
+    splits = data.toy_translation_splits(0)
+    extra = stored["extra"]
+    assert extra["data_fingerprint"] == pretrained.data_fingerprint(0), STALE
+    assert extra["src_vocab"] == data.Vocab.build([src for src, _ in splits["train"]]).to_dict(), STALE
+    assert extra["tgt_vocab"] == data.Vocab.build([tgt for _, tgt in splits["train"]]).to_dict(), STALE
+    assert extra["recipe"] == asdict(RECIPES["ko-en"]), STALE
+    config = stored["config"]
+    recipe = RECIPES["ko-en"]
+    assert (config["d_model"], config["n_heads"], config["d_ff"], config["n_layers"]) == (
+        recipe.d_model, recipe.n_heads, recipe.d_ff, recipe.n_layers), STALE
+    assert (config["src_vocab_size"], config["tgt_vocab_size"]) == (len(extra["src_vocab"]["itos"]),
+                                                                   len(extra["tgt_vocab"]["itos"]))
+    assert pretrained.asset_problems() == [], STALE
+
+
+def test_asset_problems_names_what_changed(monkeypatch):
+    real = data.toy_translation_splits
+
+    def other_grammar(seed=0, **kwargs):
+        splits = real(seed, **kwargs)
+        return {**splits, "train": splits["train"][:-1] + [("곰이 빵을 먹었다", "the bear ate the new bread")]}
+
+    monkeypatch.setattr(data, "toy_translation_splits", other_grammar)
+    problems = pretrained.asset_problems()
+    assert any("data_fingerprint" in p for p in problems) and any("tgt_vocab" in p for p in problems)
+
+
+def test_translates_the_running_examples(translator):
+    for korean, english in data.RUNNING_EXAMPLES:
+        assert translator.translate(korean, beam_size=1) == english
+        assert translator.translate(korean) == english  # beam search, the default
+    assert data.RUNNING_EXAMPLES == (("나는 학교에 간다", "I go to school"),
+                                     ("고양이가 생선을 먹었다", "the cat ate the fish"))
+
+
+def test_exact_match_on_the_held_out_test_split(translator):
+    sources, references = map(list, zip(*data.toy_translation_splits(0)["test"]))
+    outputs = translator.translate(sources, beam_size=1)
+    assert metrics.exact_match(outputs, references) >= 0.99
+
+
+def test_default_device_and_repr(translator):
+    default = pretrained.pretrained_translator()
+    expected = "cuda" if torch.cuda.is_available() else "cpu"
+    assert next(default.model.parameters()).device.type == expected
+    assert not default.model.training
+    assert "d_model=64" in repr(translator)
+
+
+def test_missing_asset_says_how_to_make_it(monkeypatch, tmp_path):
+    monkeypatch.setattr(pretrained, "ASSET_DIR", tmp_path / "nowhere")
+    with pytest.raises(FileNotFoundError, match="--rebuild"):
+        pretrained.pretrained_translator("cpu")
+
+
+def test_asset_is_package_data():
+    config = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    patterns = config["tool"]["setuptools"]["package-data"]["transformer_edu"]
+    relative = pretrained.asset_path().relative_to(REPO_ROOT / "transformer_edu").as_posix()
+    assert any(Path(relative).match(pattern) for pattern in patterns), (relative, patterns)
+
+
+def test_command_line_check_reports_current(capsys):
+    assert pretrained.main([]) == 0
+    assert "current" in capsys.readouterr().out

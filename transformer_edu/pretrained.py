@@ -1,0 +1,181 @@
+"""The trained Korean→English translator shipped with the package (Chapters 7 and 8).
+
+Chapter 7 trains the toy Korean→English translator; Chapter 8 decodes with it
+and should not spend its time training it again. So the package carries the
+result, ``transformer_edu/assets/ko_en/checkpoint.pt`` (about 1 MB), which
+:func:`pretrained_translator` loads::
+
+    from transformer_edu.pretrained import pretrained_translator
+
+    translator = pretrained_translator()
+    translator.translate("고양이가 생선을 먹었다")   # 'the cat ate the fish'
+
+How the asset was made
+----------------------
+One command rebuilds it, on the CPU, in a minute or two::
+
+    python -m transformer_edu.pretrained --rebuild
+
+It runs the package's training command line with the default ko-en recipe
+(:data:`transformer_edu.train.RECIPES` ``["ko-en"]``), exactly::
+
+    python -m transformer_edu.train --task ko-en --seed 0 --data-seed 0 \\
+        --device cpu --threads 1 --quiet --out <a temporary directory>
+
+and then keeps, of the checkpoint the command wrote, only what translating
+needs: the configuration, the float32 weights and the two vocabularies (the
+optimizer's and the scheduler's states would triple the file). Into the
+checkpoint's ``extra`` it adds the provenance: the command, the recipe, the
+training history, the test metrics the command measured (exact match and
+BLEU with beam search on the held-out test split) and a fingerprint of the
+generated data. The checkpoint loads with ``torch.load(..., weights_only=True)``.
+
+The asset goes stale when the grammar of :mod:`transformer_edu.data` or the
+ko-en recipe changes: :func:`asset_problems` then lists what differs, the
+package's tests fail with these instructions, and the command above makes a
+fresh one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from dataclasses import asdict
+from pathlib import Path
+
+import torch
+
+from . import data
+from .checkpoint import CHECKPOINT_NAME, load_checkpoint
+from .translator import Translator
+
+__all__ = ["ASSET_DIR", "TASK", "asset_path", "pretrained_translator", "data_fingerprint", "asset_problems",
+           "rebuild"]
+
+TASK = "ko-en"
+ASSET_DIR = Path(__file__).resolve().parent / "assets" / "ko_en"
+"""The directory of the shipped checkpoint."""
+
+REBUILD_COMMAND = "python -m transformer_edu.pretrained --rebuild"
+_TRAIN_ARGS = ("--task", TASK, "--seed", "0", "--data-seed", "0", "--device", "cpu", "--threads", "1", "--quiet")
+
+
+def asset_path() -> Path:
+    """The file of the shipped checkpoint, ``transformer_edu/assets/ko_en/checkpoint.pt``.
+
+    Raises:
+        FileNotFoundError: the package was installed without its data files.
+    """
+    path = ASSET_DIR / CHECKPOINT_NAME
+    if not path.is_file():
+        raise FileNotFoundError(
+            f"the shipped checkpoint is missing: no file at {str(path)!r}. Reinstall the package "
+            f"(it is listed as package data in pyproject.toml) or make it with: {REBUILD_COMMAND}"
+        )
+    return path
+
+
+def pretrained_translator(device: str | torch.device | None = None) -> Translator:
+    """The trained toy Korean→English :class:`~transformer_edu.translator.Translator`.
+
+    Args:
+        device: where to put the model; default ``"cuda"`` when a GPU is
+            available, else ``"cpu"``.
+
+    Returns:
+        The translator, its model in eval mode.
+
+    See Chapter 8.
+    """
+    if device is None:
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+    return Translator.load(asset_path(), device=device)
+
+
+def data_fingerprint(seed: int = 0) -> str:
+    """SHA-256 of the ko-en train / valid / test pairs :mod:`transformer_edu.data` generates now.
+
+    Any change of the grammar, the vocabulary or the splits changes it.
+    """
+    splits = data.toy_translation_splits(seed)
+    text = json.dumps({name: splits[name] for name in ("train", "valid", "test")}, ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def asset_problems() -> list[str]:
+    """What makes the shipped checkpoint out of date; an empty list when it is current.
+
+    Compares its data fingerprint, vocabularies and recipe with what
+    :mod:`transformer_edu.data` and :mod:`transformer_edu.train` give now.
+    """
+    from .train import RECIPES  # imported here: the training module is not needed to translate
+
+    extra = load_checkpoint(asset_path())["extra"]
+    splits = data.toy_translation_splits(0)
+    current = {
+        "data_fingerprint": data_fingerprint(0),
+        "src_vocab": data.Vocab.build([src for src, _ in splits["train"]]).to_dict(),
+        "tgt_vocab": data.Vocab.build([tgt for _, tgt in splits["train"]]).to_dict(),
+        "recipe": asdict(RECIPES[TASK]),
+    }
+    problems = []
+    for key, value in current.items():
+        if extra.get(key) != value:
+            problems.append(f"the checkpoint's {key} differs from the one the package gives now")
+    return problems
+
+
+def rebuild(out: str | Path = ASSET_DIR) -> dict:
+    """Train the ko-en recipe with the command line and write the slim checkpoint to ``out``.
+
+    Returns:
+        The metrics the training command measured on the test split.
+    """
+    out = Path(out)
+    with tempfile.TemporaryDirectory() as tmp:
+        command = [sys.executable, "-m", "transformer_edu.train", *_TRAIN_ARGS, "--out", tmp]
+        package_root = str(Path(__file__).resolve().parent.parent)  # this copy of the package, installed or not
+        path = os.pathsep.join(filter(None, [package_root, os.environ.get("PYTHONPATH")]))
+        subprocess.run(command, check=True, env={**os.environ, "PYTHONPATH": path})
+        metrics = json.loads((Path(tmp) / "metrics.json").read_text(encoding="utf-8"))
+        trained = Translator.load(tmp)
+        extra = load_checkpoint(tmp)["extra"]
+    kept_metrics = {k: v for k, v in metrics.items() if k not in ("history", "config", "recipe", "failures")}
+    out.mkdir(parents=True, exist_ok=True)
+    trained.save(out / CHECKPOINT_NAME, extra={  # weights, config and vocabularies; no optimizer state
+        "task": TASK,
+        "recipe": extra["recipe"],
+        "history": extra["history"],
+        "metrics": kept_metrics,
+        "data_fingerprint": data_fingerprint(0),
+        "made_with": "python -m transformer_edu.train " + " ".join(_TRAIN_ARGS) + " --out <tmp>",
+    })
+    return kept_metrics
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m transformer_edu.pretrained",
+        description="Check the shipped ko-en checkpoint, or rebuild it with the training command line.",
+    )
+    parser.add_argument("--rebuild", action="store_true", help=f"retrain and overwrite {ASSET_DIR}")
+    args = parser.parse_args(argv)
+    if args.rebuild:
+        metrics = rebuild()
+        print(f"wrote {ASSET_DIR / CHECKPOINT_NAME}: exact match {metrics['exact_match']:.1%}, "
+              f"BLEU {metrics['bleu']:.1f} on {metrics['test_size']} test sentences")
+        return 0
+    problems = asset_problems()
+    for problem in problems:
+        print(problem)
+    print("the checkpoint is current" if not problems else f"rebuild it with: {REBUILD_COMMAND}")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
