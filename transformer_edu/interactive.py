@@ -697,7 +697,9 @@ def beam_explorer_figure(
     """
     for name in ("model", "src_vocab", "tgt_vocab", "check_words"):
         if not hasattr(translator, name):
-            raise TypeError(f"translator must be a Translator (with model and vocabularies), got {type(translator).__name__}")
+            raise TypeError(
+                f"translator must be a Translator (with model and vocabularies), got {type(translator).__name__}"
+            )
     if not isinstance(sentence, str) or not sentence.split():
         raise ValueError(f"sentence must be a non-empty string of space-separated words, got {sentence!r}")
     translator.check_words(sentence)  # names unknown words and suggests known ones
@@ -790,9 +792,9 @@ def beam_explorer_figure(
     rows = max(len(hypotheses) for hypotheses in states.values())
     fig.update_layout(
         template=BOOK_TEMPLATE,
-        title=dict(text=f"Beam search on “{sentence}”<br><sub>finished hypotheses, best first; "
+        title=dict(text=f"Beam search on “{sentence}” <br><sub>finished hypotheses, best first; "
                         "score = log P(Y) / lp(Y), closer to 0 is better</sub>",
-                   x=0.0, xanchor="left", y=0.98, yanchor="top", yref="container"),
+                   x=0.0, xanchor="left", y=0.96, yanchor="top", yref="container"),
         height=260 + 34 * rows,
         margin=dict(t=120, l=20, r=20, b=80),
         xaxis=dict(title=dict(text="score"), range=[1.25 * lowest, 0.0], zeroline=True, showgrid=True),
