@@ -70,7 +70,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--threads", type=int, default=1,
-                        help="torch.set_num_threads (default 1: on a shared CPU, more threads make timings erratic)")
+                        help="torch.set_num_threads (default 1: on a shared CPU, more make timings erratic)")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     args = parser.parse_args()
 
@@ -107,7 +107,8 @@ def main() -> None:
 
     identical = {
         "greedy": torch.equal(out["greedy, cache"], out["greedy, no cache"]),
-        "beam batched vs one by one": torch.equal(out["beam, batched, cache"][0], out["beam, one by one, cache"][0]),
+        "beam batched vs one by one": torch.equal(out["beam, batched, cache"][0],
+                                                  out["beam, one by one, cache"][0]),
         "beam cache vs no cache": torch.equal(out["beam, batched, cache"][0], out["beam, batched, no cache"][0]),
     }
     if not all(identical.values()):

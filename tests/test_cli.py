@@ -18,7 +18,8 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 
 
 def run(module, *args, stdin=None):
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO_ROOT), os.environ.get("PYTHONPATH")]))}
+    path = os.pathsep.join(filter(None, [str(REPO_ROOT), os.environ.get("PYTHONPATH")]))  # the repo, not installed
+    env = {**os.environ, "PYTHONPATH": path}
     return subprocess.run([sys.executable, "-m", f"transformer_edu.{module}", *map(str, args)], input=stdin,
                           capture_output=True, text=True, env=env, timeout=300)
 
@@ -27,7 +28,8 @@ def run(module, *args, stdin=None):
 def ko_en(tmp_path_factory):
     """The ko-en recipe trained for 2 epochs: (output directory, metrics, process)."""
     out = tmp_path_factory.mktemp("ko-en")
-    process = run("train", "--task", "ko-en", "--epochs", 2, "--out", out, "--metrics-json", out / "m.json", "--quiet")
+    process = run("train", "--task", "ko-en", "--epochs", 2, "--out", out, "--metrics-json", out / "m.json",
+                  "--quiet")
     assert process.returncode == 0, process.stderr
     return out, json.loads((out / "m.json").read_text(encoding="utf-8")), process
 

@@ -236,7 +236,9 @@ def resume(
     for name, obj in (("optimizer", optimizer), ("scheduler", scheduler)):
         if obj is not None:
             if checkpoint[name] is None:
-                raise ValueError(f"the checkpoint holds no {name} state; save it with save_checkpoint(..., {name})")
+                raise ValueError(
+                    f"the checkpoint holds no {name} state; save it with save_checkpoint(..., {name})"
+                )
             obj.load_state_dict(checkpoint[name])
     if restore_rng:
         _set_rng_states(checkpoint["rng"])

@@ -129,7 +129,9 @@ def _prepare(
     _validate.token_ids("src", src, config.src_vocab_size, config.max_len)
     device = next(model.parameters()).device
     if src.device != device:
-        raise ValueError(f"src is on {src.device} but the model is on {device}; move it with src.to({str(device)!r})")
+        raise ValueError(
+            f"src is on {src.device} but the model is on {device}; move it with src.to({str(device)!r})"
+        )
     _validate.positive_int("max_len", max_len)
     if max_len > config.max_len:
         raise ValueError(f"max_len = {max_len} exceeds the model's max_len = {config.max_len} positions")
@@ -321,7 +323,8 @@ def _beam_search(
                 ]))
             log_probs = top_lp.gather(1, keep)  # (n, K)
             rows = torch.arange(n, device=device)[:, None] * K + origin.gather(1, keep)  # (n, K) old rows
-            tokens = torch.cat([tokens[rows.flatten()], token.gather(1, keep).view(n * K, 1)], dim=1)  # (n·K, t+1)
+            new_tokens = token.gather(1, keep).view(n * K, 1)  # (n·K, 1)
+            tokens = torch.cat([tokens[rows.flatten()], new_tokens], dim=1)  # (n·K, t + 1)
             # Log-probabilities only fall as a beam grows and lp(|Y|) ≤ lp(max_len), so no
             # live beam can score above log_prob / lp(max_len): once the best finished
             # hypothesis reaches that bound, the source is done.
@@ -436,7 +439,9 @@ def beam_search_trace(model: Transformer, src: Tensor, *, max_len: int, bos_id: 
     """
     _validate.tensor("src", src)
     if src.dim() != 2 or src.shape[0] != 1:
-        raise ValueError(f"beam_search_trace follows one source: src must have shape (1, S), got {tuple(src.shape)}")
+        raise ValueError(
+            f"beam_search_trace follows one source: src must have shape (1, S), got {tuple(src.shape)}"
+        )
     steps: list[BeamStep] = []
     hypotheses = _beam_search(model, src, beam_size=beam_size, max_len=max_len, bos_id=bos_id, eos_id=eos_id,
                               length_penalty=length_penalty, trace=steps,

@@ -56,8 +56,8 @@ class Recipe:
 RECIPES = {
     "ko-en": Recipe(d_model=64, n_heads=4, d_ff=256, n_layers=2, dropout=0.1, batch_size=64, epochs=8,
                     warmup=200, lr_factor=0.5, smoothing=0.1, clip_norm=1.0, beam_size=4, length_penalty=0.6),
-    "copy": Recipe(d_model=64, n_heads=4, d_ff=256, n_layers=2, dropout=0.1, batch_size=64, epochs=10,
-                   warmup=200, lr_factor=1.0, smoothing=0.1, clip_norm=1.0, beam_size=4, length_penalty=0.6),
+    "copy": Recipe(d_model=64, n_heads=4, d_ff=256, n_layers=2, dropout=0.0, batch_size=64, epochs=20,
+                   warmup=100, lr_factor=0.15, smoothing=0.1, clip_norm=1.0, beam_size=4, length_penalty=0.6),
 }
 RECIPES["reverse"] = RECIPES["copy"]
 

@@ -236,14 +236,16 @@ def evaluate(model: nn.Module, batches: Iterable, loss_fn: nn.Module | None = No
         batch = batch.to(device)
         logits = model(batch.src, batch.tgt_in)  # (B, T, V)
         n = int((batch.tgt_out != pad_id).sum())
-        nll_sum += float(F.cross_entropy(logits.flatten(0, 1), batch.tgt_out.flatten(), ignore_index=pad_id, reduction="sum"))
+        nll = F.cross_entropy(logits.flatten(0, 1), batch.tgt_out.flatten(), ignore_index=pad_id, reduction="sum")
+        nll_sum += float(nll)
         if loss_fn is not None:
             loss_sum += float(loss_fn(logits, batch.tgt_out)) * n
         tokens += n
     model.train(was_training)
     if tokens == 0:
         raise ValueError("batches held no target tokens to evaluate")
-    return {"loss": loss_sum / tokens if loss_fn is not None else float("nan"), "nll": nll_sum / tokens, "tokens": tokens}
+    loss = loss_sum / tokens if loss_fn is not None else float("nan")
+    return {"loss": loss, "nll": nll_sum / tokens, "tokens": tokens}
 
 
 def fit(
@@ -402,6 +404,8 @@ class BestWeights:
     def restore(self) -> int:
         """Load the best weights into the model; return their epoch (counted from 1)."""
         if self._state is None:
-            raise ValueError(f"no epoch has been seen with a finite {self.metric!r} yet; pass validation batches to fit")
+            raise ValueError(
+                f"no epoch has been seen with a finite {self.metric!r} yet; pass validation batches to fit"
+            )
         self.model.load_state_dict(self._state)
         return self.epoch

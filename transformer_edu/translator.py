@@ -55,7 +55,9 @@ class Translator:
             if len(vocab) != size:
                 raise ValueError(f"{name} has {len(vocab)} tokens but the model expects {size}")
         if model.config.pad_id != Vocab.pad_id:
-            raise ValueError(f"the model's pad_id = {model.config.pad_id} differs from Vocab.pad_id = {Vocab.pad_id}")
+            raise ValueError(
+                f"the model's pad_id = {model.config.pad_id} differs from Vocab.pad_id = {Vocab.pad_id}"
+            )
         self.model = model.eval()
         self.src_vocab = src_vocab
         self.tgt_vocab = tgt_vocab
