@@ -7,22 +7,24 @@ d_k = D / H, V vocabulary size. Boolean masks: ``True`` = may attend.
 """
 
 from .attention import MultiHeadAttention, record_attention, scaled_dot_product_attention
+from .checkpoint import load_checkpoint, load_model, save_checkpoint
+from .data import Vocab, load_tsv_pairs, make_batches, toy_translation_splits
 from .decoder import Decoder, DecoderLayer, KVCache
+from .decoding import beam_search, greedy_decode, sample
 from .encoder import Encoder, EncoderLayer
 from .interop import copy_weights_from_torch
 from .layers import LayerNorm, PositionwiseFeedForward
 from .masks import causal_mask, padding_mask, target_mask
 from .model import Transformer, TransformerConfig, count_parameters
 from .positional import SinusoidalPositionalEncoding, sinusoidal_table
+from .training import LabelSmoothingLoss, fit, make_optimizer, warmup_schedule
+from .translator import Translator
 
 __version__ = "0.1.0"
 
 # Modules with heavier dependencies (matplotlib, plotly, sacrebleu, tqdm) load
 # on first use, so `import transformer_edu` stays quick: `te.viz`, `te.checks`, …
-_LAZY_MODULES = {
-    "checks", "checkpoint", "data", "decoding", "interactive", "metrics",
-    "pretrained", "training", "translator", "viz",
-}
+_LAZY_MODULES = {"checks", "interactive", "metrics", "pretrained", "train", "viz"}
 
 
 def __getattr__(name: str):
@@ -52,4 +54,19 @@ __all__ = [
     "Transformer",
     "count_parameters",
     "copy_weights_from_torch",
+    "toy_translation_splits",
+    "Vocab",
+    "make_batches",
+    "load_tsv_pairs",
+    "LabelSmoothingLoss",
+    "make_optimizer",
+    "warmup_schedule",
+    "fit",
+    "save_checkpoint",
+    "load_checkpoint",
+    "load_model",
+    "greedy_decode",
+    "beam_search",
+    "sample",
+    "Translator",
 ]
