@@ -15,13 +15,7 @@ SOURCES = ["고양이가 생선을 먹었다", "나는 학교에 간다", "곰�
 TARGETS = ["the cat ate the fish", "I go to school", "the bear saw the ball"]
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    """These models are tiny: one thread is faster, and far faster on a busy machine."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 @pytest.fixture(scope="module")
