@@ -173,7 +173,7 @@ def render_markdown(data: dict) -> str:
         name = f"`{script}`" + (f": {description}" if description else "")
         if not labels:
             labels = [""]
-        for label in labels:
+        for row, label in enumerate(labels):
             cells = []
             for run in runs:
                 found = [b for b in run["benchmarks"] if b["script"] == script]
@@ -183,7 +183,7 @@ def render_markdown(data: dict) -> str:
                     cells.append("failed")
                 else:
                     cells.append(_ratio(found[0]["ratios"].get(label)))
-            lines.append(f"| {name} | {label} | " + " | ".join(cells) + " |")
+            lines.append(f"| {name if row == 0 else ''} | {label} | " + " | ".join(cells) + " |")
     lines.append("")
     return "\n".join(lines)
 
