@@ -157,6 +157,18 @@ def show(fig: go.Figure, div_id: str) -> None:
     display({"text/html": html, "text/plain": f"<interactive figure: {_plain(title)}>"}, raw=True)
 
 
+def _button_row(buttons: list[dict], active: int, y: float) -> dict:
+    """A left-aligned row of toggle buttons above the plot (one ``updatemenus`` entry)."""
+    return dict(type="buttons", direction="right", buttons=buttons, active=active, showactive=True,
+                x=0.0, xanchor="left", y=y, yanchor="bottom", pad=dict(r=4, t=0))
+
+
+def _slider(steps: list[dict], active: int, prefix: str, x: float, length: float, y: float, pad: int) -> dict:
+    """A slider below the plot showing its current value after ``prefix`` (one ``sliders`` entry)."""
+    return dict(steps=steps, active=active, currentvalue=dict(prefix=prefix), x=x, len=length, y=y,
+                yanchor="top", pad=dict(t=pad))
+
+
 def _plain(text: str) -> str:
     return re.sub(r"<[^>]+>", "", str(text))
 
@@ -362,30 +374,8 @@ def mask_explorer_figure(
         height=780,
         margin=dict(t=180, l=70, r=20, b=60),
         updatemenus=[
-            dict(
-                type="buttons",
-                direction="right",
-                buttons=pad_buttons,
-                active=start_pad,
-                showactive=True,
-                x=0.0,
-                xanchor="left",
-                y=1.16,
-                yanchor="bottom",
-                pad=dict(r=4, t=0),
-            ),
-            dict(
-                type="buttons",
-                direction="right",
-                buttons=query_buttons,
-                active=0,
-                showactive=True,
-                x=0.0,
-                xanchor="left",
-                y=1.09,
-                yanchor="bottom",
-                pad=dict(r=4, t=0),
-            ),
+            _button_row(pad_buttons, active=start_pad, y=1.16),
+            _button_row(query_buttons, active=0, y=1.09),
         ],
     )
     fig.layout.annotations = titles_for(first)
@@ -577,40 +567,11 @@ def positional_explorer_figure(
         margin=dict(t=120, l=60, r=20, b=110),
         shapes=outline(start_position),
         updatemenus=[
-            dict(
-                type="buttons",
-                direction="right",
-                buttons=width_buttons,
-                active=d_models.index(start_d_model),
-                showactive=True,
-                x=0.0,
-                xanchor="left",
-                y=1.09,
-                yanchor="bottom",
-                pad=dict(r=4, t=0),
-            )
+            _button_row(width_buttons, active=d_models.index(start_d_model), y=1.09),
         ],
         sliders=[
-            dict(
-                steps=position_steps,
-                active=0,
-                currentvalue=dict(prefix="position: "),
-                x=0.0,
-                len=0.44,
-                y=-0.06,
-                yanchor="top",
-                pad=dict(t=10),
-            ),
-            dict(
-                steps=offset_steps,
-                active=0,
-                currentvalue=dict(prefix="offset k: "),
-                x=0.56,
-                len=0.44,
-                y=-0.06,
-                yanchor="top",
-                pad=dict(t=10),
-            ),
+            _slider(position_steps, active=0, prefix="position: ", x=0.0, length=0.44, y=-0.06, pad=10),
+            _slider(offset_steps, active=0, prefix="offset k: ", x=0.56, length=0.44, y=-0.06, pad=10),
         ],
     )
     fig.update_yaxes(autorange="reversed", title_text="position", row=1, col=1)
@@ -801,30 +762,11 @@ def beam_explorer_figure(
         yaxis=dict(autorange="reversed", automargin=True, type="category"),
         bargap=0.35,
         updatemenus=[
-            dict(
-                type="buttons",
-                direction="right",
-                buttons=buttons,
-                active=beam_sizes.index(start_beam_size),
-                showactive=True,
-                x=0.0,
-                xanchor="left",
-                y=1.02,
-                yanchor="bottom",
-                pad=dict(r=4, t=0),
-            )
+            _button_row(buttons, active=beam_sizes.index(start_beam_size), y=1.02),
         ],
         sliders=[
-            dict(
-                steps=steps,
-                active=alphas.index(start_alpha),
-                currentvalue=dict(prefix="length penalty α: "),
-                x=0.0,
-                len=1.0,
-                y=-0.08,
-                yanchor="top",
-                pad=dict(t=30),
-            )
+            _slider(steps, active=alphas.index(start_alpha), prefix="length penalty α: ", x=0.0, length=1.0,
+                    y=-0.08, pad=30),
         ],
     )
     return fig

@@ -254,12 +254,7 @@ def matrix_heatmap(
     ax.set_xticklabels(cols, rotation=45 if rotate else 0, ha="right" if rotate else "center")
     ax.set_yticklabels(rows, rotation=0)
     ax.tick_params(length=0)
-    if title:
-        ax.set_title(title)
-    if xlabel:
-        ax.set_xlabel(xlabel)
-    if ylabel:
-        ax.set_ylabel(ylabel)
+    _label(ax, title, xlabel, ylabel)
     return ax
 
 
@@ -455,13 +450,18 @@ def line_plot(
     ax.grid(True, alpha=0.3)
     if len(ys) > 1:
         ax.legend(frameon=False)
+    _label(ax, title, xlabel, ylabel)
+    return ax
+
+
+def _label(ax: Axes, title: str | None, xlabel: str | None, ylabel: str | None) -> None:
+    """Set whichever of the title and axis labels are given."""
     if title:
         ax.set_title(title)
     if xlabel:
         ax.set_xlabel(xlabel)
     if ylabel:
         ax.set_ylabel(ylabel)
-    return ax
 
 
 def plotly_colorscale(cmap: Colormap = ATTENTION_CMAP, steps: int = 11) -> list[list]:
