@@ -5,6 +5,8 @@ import math
 import pytest
 import torch
 
+import transformer_edu as te
+
 from transformer_edu import Transformer, TransformerConfig
 from transformer_edu.decoding import (
     beam_search,
@@ -25,7 +27,7 @@ pytestmark = pytest.mark.usefixtures("one_thread")
 @pytest.fixture(scope="module")
 def model():
     """An untrained model nudged to end some outputs early and run others to max_len."""
-    torch.manual_seed(1)
+    torch.manual_seed(2)
     model = Transformer(TransformerConfig(V, V, d_model=32, n_heads=4, d_ff=64, n_layers=2, max_len=64))
     with torch.no_grad():
         model.generator.bias[EOS] += 1.0
@@ -288,3 +290,38 @@ def test_an_explicit_src_mask_is_used(model, src):
 def test_trace_needs_one_source(model, src):
     with pytest.raises(ValueError, match=r"shape \(1, S\)"):
         beam_search_trace(model, src, max_len=5, **IDS)
+
+
+def _favour_specials(model, ids):
+    """Make the output layer prefer the given ids by a wide margin (an untrained model)."""
+    with torch.no_grad():
+        model.generator.bias[ids] = 50.0
+
+
+@pytest.mark.parametrize("decoder", ["greedy", "beam", "sample"])
+def test_special_tokens_are_never_generated(decoder):
+    torch.manual_seed(0)
+    config = te.TransformerConfig(12, 10, d_model=16, n_heads=2, d_ff=32, n_layers=1, dropout=0.0, max_len=20)
+    model = te.Transformer(config).eval()
+    pad, bos, eos, unk = 0, 1, 2, 3
+    _favour_specials(model, [pad, bos, unk])
+    src = torch.randint(4, 12, (3, 5))
+    ids = dict(max_len=8, bos_id=bos, eos_id=eos, unk_id=unk)
+    if decoder == "greedy":
+        out = te.greedy_decode(model, src, **ids)
+    elif decoder == "beam":
+        out, _ = te.beam_search(model, src, beam_size=3, **ids)
+    else:
+        out = te.sample(model, src, temperature=1.5, generator=torch.Generator().manual_seed(0), **ids)
+    generated = out[out != pad]  # pad only fills the space after EOS
+    assert not torch.isin(generated, torch.tensor([bos, unk])).any()
+    for row in out.tolist():  # and no pad before a row's EOS
+        body = row[: row.index(eos)] if eos in row else row
+        assert pad not in body
+
+
+def test_eos_must_differ_from_the_ids_that_are_never_generated():
+    config = te.TransformerConfig(12, 10, d_model=16, n_heads=2, d_ff=32, n_layers=1, max_len=20)
+    model = te.Transformer(config)
+    with pytest.raises(ValueError, match="eos_id = 3"):
+        te.greedy_decode(model, torch.randint(4, 12, (1, 5)), max_len=4, bos_id=1, eos_id=3, unk_id=3)

@@ -135,6 +135,22 @@ def test_xavier_initialisation():
     assert weight.std().item() == pytest.approx(bound / math.sqrt(3), rel=0.05)
 
 
+@pytest.mark.parametrize("shared", [False, True])
+def test_embeddings_start_normal_with_std_d_model_to_the_minus_half(shared):
+    # tensor2tensor's initialisation: after the √d_model scale an embedded token has unit variance
+    d_model = 256
+    config = te.TransformerConfig(4000, 4000, d_model=d_model, n_heads=4, d_ff=64, n_layers=1,
+                                  share_embeddings=shared, tie_output=shared)
+    model = te.Transformer(config)
+    for embedding in (model.src_embed, model.tgt_embed):
+        assert embedding.weight.std().item() == pytest.approx(d_model ** -0.5, rel=0.02)
+        assert embedding.weight.mean().abs().item() < 1e-3
+        scaled = embedding.weight * model.embed_scale
+        assert scaled.var().item() == pytest.approx(1.0, rel=0.03)
+    assert model.generator.weight.std().item() == pytest.approx(
+        d_model ** -0.5 if shared else math.sqrt(2 / (d_model + 4000)), rel=0.02)
+
+
 def test_training_step_has_no_nan_and_gradients_everywhere():
     model = small_model(dropout=0.1).train()
     src, tgt = tokens(4, 6, 23, 11), tokens(4, 5, 19, 12)

@@ -6,6 +6,11 @@ likely token at each step; beam search keeps the K most likely prefixes
 penalty (Wu et al., 2016), which the paper uses with K = 4 and α = 0.6;
 sampling draws each token at random, for contrast.
 
+None of them ever generates ``bos_id``, ``pad_id`` or (when given) ``unk_id``:
+they are not words, yet a model trained with label smoothing gives them a
+little probability, which sampling would otherwise draw (as fairseq, they get
+a log-probability of −∞ before a token is chosen).
+
 All three feed only the newest token to the decoder and keep the keys and
 values of the earlier ones in a :class:`~transformer_edu.KVCache`;
 ``use_cache=False`` recomputes the whole prefix at every step instead, with
@@ -112,9 +117,9 @@ def _token_id(name: str, value: object, vocab_size: int) -> int:
 
 def _prepare(
     model: Transformer, src: Tensor, src_mask: Tensor | None, max_len: int, min_len: int,
-    bos_id: int, eos_id: int, pad_id: int | None,
-) -> tuple[Tensor, int]:
-    """Check the common arguments; return the source mask and the padding id."""
+    bos_id: int, eos_id: int, pad_id: int | None, unk_id: int | None = None,
+) -> tuple[Tensor, int, list[int]]:
+    """Check the common arguments; return the source mask, the padding id and the ids never generated."""
     if not isinstance(model, Transformer):
         raise TypeError(f"model must be a Transformer, got {type(model).__name__}")
     config = model.config
@@ -140,6 +145,11 @@ def _prepare(
     _token_id("bos_id", bos_id, config.tgt_vocab_size)
     _token_id("eos_id", eos_id, config.tgt_vocab_size)
     pad_id = config.pad_id if pad_id is None else _token_id("pad_id", pad_id, config.tgt_vocab_size)
+    never = {bos_id, pad_id}
+    if unk_id is not None:
+        never.add(_token_id("unk_id", unk_id, config.tgt_vocab_size))
+    if eos_id in never:
+        raise ValueError(f"eos_id = {eos_id} must differ from bos_id, pad_id and unk_id ({sorted(never)})")
     if src_mask is None:
         src_mask = padding_mask(src, config.pad_id)  # (B, 1, 1, S)
     else:
@@ -148,7 +158,7 @@ def _prepare(
             raise ValueError(f"src_mask must be 4-D (B or 1, 1 or H, 1, S), got shape {tuple(src_mask.shape)}; "
                              "build it with padding_mask(src, pad_id)")
         src_mask = src_mask.expand(src.shape[0], -1, -1, -1)  # (B, 1 or H, 1, S)
-    return src_mask, pad_id
+    return src_mask, pad_id, sorted(never)
 
 
 def _last_logits(
@@ -172,8 +182,8 @@ def _last_logits(
 # --------------------------------------------------------------------------
 
 
-def _generate(model, src, pick, *, max_len, bos_id, eos_id, pad_id, src_mask, min_len, use_cache) -> Tensor:
-    src_mask, pad_id = _prepare(model, src, src_mask, max_len, min_len, bos_id, eos_id, pad_id)
+def _generate(model, src, pick, *, max_len, bos_id, eos_id, pad_id, unk_id, src_mask, min_len, use_cache) -> Tensor:
+    src_mask, pad_id, never = _prepare(model, src, src_mask, max_len, min_len, bos_id, eos_id, pad_id, unk_id)
     with _inference(model):
         memory = model.encode(src, src_mask)  # (B, S, D)
         tokens = torch.full((src.shape[0], 1), bos_id, dtype=torch.long, device=src.device)  # (B, 1)
@@ -181,6 +191,7 @@ def _generate(model, src, pick, *, max_len, bos_id, eos_id, pad_id, src_mask, mi
         cache = model.new_cache() if use_cache else None
         for step in range(max_len):
             logits = _last_logits(model, tokens, memory, src_mask, cache)  # (B, V)
+            logits[:, never] = float("-inf")
             if step < min_len:
                 logits[:, eos_id] = float("-inf")
             next_token = pick(logits).masked_fill(done, pad_id)  # (B,)
@@ -193,7 +204,7 @@ def _generate(model, src, pick, *, max_len, bos_id, eos_id, pad_id, src_mask, mi
 
 def greedy_decode(
     model: Transformer, src: Tensor, *, max_len: int, bos_id: int, eos_id: int, pad_id: int | None = None,
-    src_mask: Tensor | None = None, min_len: int = 0, use_cache: bool = True,
+    unk_id: int | None = None, src_mask: Tensor | None = None, min_len: int = 0, use_cache: bool = True,
 ) -> Tensor:
     """Translate a batch by always taking the most likely next token.
 
@@ -206,6 +217,7 @@ def greedy_decode(
         max_len: the most tokens to generate (EOS included).
         bos_id, eos_id: target ids of the start and end tokens.
         pad_id: written after a sentence's EOS; default ``model.config.pad_id``.
+        unk_id: the unknown-word id, never generated (nor are ``bos_id`` and ``pad_id``).
         src_mask: ``True`` = may attend; default ``padding_mask(src, pad_id)``.
         min_len: EOS is forbidden for the first ``min_len`` tokens (e.g. to
             time a fixed number of steps).
@@ -223,13 +235,14 @@ def greedy_decode(
     See Chapter 8.
     """
     return _generate(model, src, lambda logits: logits.argmax(dim=-1), max_len=max_len, bos_id=bos_id,
-                     eos_id=eos_id, pad_id=pad_id, src_mask=src_mask, min_len=min_len, use_cache=use_cache)
+                     eos_id=eos_id, pad_id=pad_id, unk_id=unk_id, src_mask=src_mask, min_len=min_len,
+                     use_cache=use_cache)
 
 
 def sample(
     model: Transformer, src: Tensor, *, max_len: int, bos_id: int, eos_id: int, temperature: float = 1.0,
     top_k: int | None = None, generator: torch.Generator | None = None, pad_id: int | None = None,
-    src_mask: Tensor | None = None, min_len: int = 0, use_cache: bool = True,
+    unk_id: int | None = None, src_mask: Tensor | None = None, min_len: int = 0, use_cache: bool = True,
 ) -> Tensor:
     """Translate a batch by drawing each token from softmax(logits / temperature).
 
@@ -258,7 +271,7 @@ def sample(
         return torch.multinomial(probs, 1, generator=generator).squeeze(1)  # (B,)
 
     return _generate(model, src, pick, max_len=max_len, bos_id=bos_id, eos_id=eos_id, pad_id=pad_id,
-                     src_mask=src_mask, min_len=min_len, use_cache=use_cache)
+                     unk_id=unk_id, src_mask=src_mask, min_len=min_len, use_cache=use_cache)
 
 
 # --------------------------------------------------------------------------
@@ -269,10 +282,10 @@ def sample(
 def _beam_search(
     model: Transformer, src: Tensor, *, beam_size: int, max_len: int, bos_id: int, eos_id: int,
     length_penalty: float, pad_id: int | None, src_mask: Tensor | None, min_len: int, use_cache: bool,
-    trace: list[BeamStep] | None = None,
+    unk_id: int | None = None, trace: list[BeamStep] | None = None,
 ) -> list[list[Hypothesis]]:
     """All beams of all sources in one batch of B·K rows; returns each source's hypotheses, best first."""
-    src_mask, _ = _prepare(model, src, src_mask, max_len, min_len, bos_id, eos_id, pad_id)
+    src_mask, _, never = _prepare(model, src, src_mask, max_len, min_len, bos_id, eos_id, pad_id, unk_id)
     _validate.positive_int("beam_size", beam_size)
     if isinstance(length_penalty, bool) or not isinstance(length_penalty, (int, float)) or length_penalty < 0:
         raise ValueError(f"length_penalty must be a number ≥ 0 (the α of GNMT), got {length_penalty!r}")
@@ -297,6 +310,7 @@ def _beam_search(
         for step in range(max_len):
             n = len(active)
             step_lp = _last_logits(model, tokens, memory, src_mask, cache).log_softmax(dim=-1)  # (n·K, V)
+            step_lp[:, never] = float("-inf")
             if step < min_len:
                 step_lp[:, eos_id] = float("-inf")
             expanded = (log_probs.view(n * K, 1) + step_lp).view(n, K * V)  # (n, K·V)
@@ -353,8 +367,8 @@ def _beam_search(
 
 def beam_search(
     model: Transformer, src: Tensor, *, max_len: int, bos_id: int, eos_id: int, beam_size: int = 4,
-    length_penalty: float = 0.6, pad_id: int | None = None, src_mask: Tensor | None = None,
-    min_len: int = 0, use_cache: bool = True,
+    length_penalty: float = 0.6, pad_id: int | None = None, unk_id: int | None = None,
+    src_mask: Tensor | None = None, min_len: int = 0, use_cache: bool = True,
 ) -> tuple[Tensor, Tensor]:
     """Translate a batch with beam search; return the best hypothesis of each source.
 
@@ -383,6 +397,7 @@ def beam_search(
             the tokens of greedy decoding.
         length_penalty: the α of the GNMT length penalty; 0 ranks by the raw sum.
         pad_id: fills the output after EOS; default ``model.config.pad_id``.
+        unk_id: the unknown-word id, never generated (nor are ``bos_id`` and ``pad_id``).
         src_mask: ``True`` = may attend; default ``padding_mask(src, pad_id)``.
         min_len: EOS is forbidden for the first ``min_len`` tokens.
         use_cache: reuse keys and values between steps (same result, faster).
@@ -398,8 +413,8 @@ def beam_search(
     See Chapter 8.
     """
     nbest = _beam_search(model, src, beam_size=beam_size, max_len=max_len, bos_id=bos_id, eos_id=eos_id,
-                         length_penalty=length_penalty, pad_id=pad_id, src_mask=src_mask, min_len=min_len,
-                         use_cache=use_cache)
+                         length_penalty=length_penalty, pad_id=pad_id, unk_id=unk_id, src_mask=src_mask,
+                         min_len=min_len, use_cache=use_cache)
     pad_id = model.config.pad_id if pad_id is None else pad_id
     best = [hypotheses[0] for hypotheses in nbest]
     tokens = torch.full((len(best), max(len(h.tokens) for h in best)), pad_id, dtype=torch.long)  # (B, L)
@@ -413,7 +428,7 @@ def beam_search_nbest(model: Transformer, src: Tensor, *, max_len: int, bos_id: 
                       beam_size: int = 4, length_penalty: float = 0.6, **options) -> list[list[Hypothesis]]:
     """Like :func:`beam_search`, but return every source's finished hypotheses (up to K), best first.
 
-    ``options``: ``pad_id``, ``src_mask``, ``min_len``, ``use_cache`` as in :func:`beam_search`.
+    ``options``: ``pad_id``, ``unk_id``, ``src_mask``, ``min_len``, ``use_cache`` as in :func:`beam_search`.
 
     Returns:
         One list of :class:`Hypothesis` per source.

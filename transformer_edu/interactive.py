@@ -600,7 +600,7 @@ def _beam_explorer_states(translator, sentence: str, beam_sizes, alphas, max_len
     for beam_size in beam_sizes:
         for alpha in alphas:
             hypotheses = beam_search_nbest(model, src, max_len=max_len, bos_id=Vocab.bos_id, eos_id=Vocab.eos_id,
-                                           beam_size=beam_size, length_penalty=alpha)[0]
+                                           unk_id=Vocab.unk_id, beam_size=beam_size, length_penalty=alpha)[0]
             states[beam_size, alpha] = [
                 {
                     "text": translator.tgt_vocab.decode(list(h.tokens)),

@@ -107,7 +107,14 @@ class Transformer(nn.Module):
     sinusoidal positional encoding and passed through dropout; the encoder
     turns the source into ``memory``; the decoder reads the shifted target and
     the memory; a linear layer maps each position to logits over the target
-    vocabulary. Weights start Xavier-uniform, as in the paper's reference code.
+    vocabulary.
+
+    Initialisation follows the paper's reference code (tensor2tensor): every
+    weight matrix starts Xavier-uniform, except the embeddings, which start
+    normal with standard deviation ``d_model ** -0.5``. Multiplied by
+    √d_model, an embedded token then has entries of variance 1, the same
+    scale as the positional encoding it is added to (Chapter 5). A tied
+    output layer shares that matrix.
 
     Args:
         config: the hyperparameters.
@@ -141,6 +148,9 @@ class Transformer(nn.Module):
         for p in self.parameters():  # shared matrices are visited once
             if p.dim() > 1:
                 nn.init.xavier_uniform_(p)
+        embeddings = [self.src_embed] if c.share_embeddings else [self.src_embed, self.tgt_embed]
+        for embedding in embeddings:
+            nn.init.normal_(embedding.weight, mean=0.0, std=c.d_model ** -0.5)
 
     def forward(
         self, src: Tensor, tgt: Tensor, src_mask: Tensor | None = None, tgt_mask: Tensor | None = None

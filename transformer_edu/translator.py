@@ -140,7 +140,7 @@ class Translator:
             chunk = [self.src_vocab.encode(s) for s in batch[start:start + batch_size]]
             src = pad_batch(chunk, Vocab.pad_id, device)  # (B, S)
             steps = max_len or min(2 * src.shape[1] + 10, self.model.config.max_len)
-            ids = dict(max_len=steps, bos_id=Vocab.bos_id, eos_id=Vocab.eos_id)
+            ids = dict(max_len=steps, bos_id=Vocab.bos_id, eos_id=Vocab.eos_id, unk_id=Vocab.unk_id)
             if beam_size == 1:
                 tokens = greedy_decode(self.model, src, **ids)  # (B, L)
             else:
