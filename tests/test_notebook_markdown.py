@@ -295,8 +295,10 @@ def test_term_anchors_follow_sphinx():
 
 
 def test_site_setting_is_the_published_address():
+    """html.baseurl is where GitHub Pages publishes the repository the setup cells install from."""
     config = bs.read_config()
-    assert config["html"]["baseurl"] == "https://transformer-step-by-step.github.io/book/"
+    owner, name = config["repository"]["url"].removeprefix("https://github.com/").split("/")
+    assert config["html"]["baseurl"] == f"https://{owner}.github.io/{name}/"
     assert config["sphinx"]["config"]["bibtex_cite_id"] == nl.CITE_ID
     assert "notebook_links" in config["sphinx"]["local_extensions"]
 
