@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import filecmp
 import importlib.util
+import json
 import re
 from html.parser import HTMLParser
 from pathlib import Path
@@ -139,24 +140,49 @@ def test_chapter_page_offers_its_notebook(built_book, notebook):
 # Offline: Plotly and MathJax come from the site                               #
 # --------------------------------------------------------------------------- #
 
-def test_no_page_loads_plotly_from_a_cdn(built_book):
+def has_explorer(page: Path) -> bool:
+    return 'class="tse-explorer"' in page.read_text(encoding="utf-8")
+
+
+def test_only_pages_with_an_explorer_load_its_script_and_none_loads_plotly(built_book):
+    """Plotly (1.5 MB) is never in a page's <head>: explorers.js loads it from
+    the site, on pages with an explorer, once one comes near the view."""
     for page in built_pages(built_book):
-        scripts = page_resources(page).scripts
-        remote_plotly = [s for s in scripts if is_remote(s) and "plotly" in s.lower()]
-        assert not remote_plotly, f"{page.name} loads Plotly from {remote_plotly}"
-    for name in bs.toc_files():
-        scripts = page_resources(bs.html_path(name)).scripts
-        local = [s for s in scripts if s.split("?")[0].endswith("_static/plotly.min.js")]
-        assert local, f"{name} does not load _static/plotly.min.js"
+        scripts = [s.split("?")[0] for s in page_resources(page).scripts]
+        assert not [s for s in scripts if "plotly" in s.lower()], f"{page.name} loads Plotly in <head>"
+        explorers = [s for s in scripts if s.endswith("_static/explorers.js")]
+        styles = [s for s in page_resources(page).stylesheets if "explorers.css" in s]
+        if has_explorer(page):
+            assert len(explorers) == 1 and len(styles) == 1, page.name
+            assert re.search(r'<script data-tse-explorers="1" defer="defer" src="[^"]*explorers\.js',
+                             page.read_text(encoding="utf-8"))
+        else:
+            assert not explorers and not styles, f"{page.name} has no explorer but loads its script"
+    # the inline copy each explorer carries for Jupyter is not in the book
+    for page in built_pages(built_book):
+        assert "data-tse-inline" not in page.read_text(encoding="utf-8")
 
 
-def test_site_serves_the_installed_plotly(built_book):
-    import plotly
+def test_site_serves_plotly_from_npm_pinned_to_the_version_of_plotly_py(built_book):
+    from plotly.offline import get_plotlyjs_version
 
-    bundled = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
-    served = built_book.html_dir / "_static" / "plotly.min.js"
-    assert served.is_file()
-    assert filecmp.cmp(bundled, served, shallow=False)
+    lock = json.loads((bs.REPO_ROOT / "package-lock.json").read_text(encoding="utf-8"))
+    pinned = lock["packages"]["node_modules/plotly.js-cartesian-dist-min"]
+    assert pinned["version"] == get_plotlyjs_version(), (
+        "package.json pins plotly.js-cartesian-dist-min to another version than "
+        "the plotly.js of the installed plotly package"
+    )
+    assert pinned["integrity"].startswith("sha512-")
+    installed = bs.REPO_ROOT / "node_modules" / "plotly.js-cartesian-dist-min" / "plotly-cartesian.min.js"
+    served = built_book.html_dir / "_static" / "plotly-cartesian.min.js"
+    assert filecmp.cmp(installed, served, shallow=False)
+    text = served.read_text(encoding="utf-8")
+    assert f"v{get_plotlyjs_version()}" in text[:300]
+    for trace in ("heatmap", "bar", "scatter"):  # what the explorers draw
+        assert f'moduleType:"trace",name:"{trace}"' in text
+    for name, source in (("explorers.js", "explorer.js"), ("explorers.css", "explorer.css")):
+        package = bs.REPO_ROOT / "transformer_edu" / "assets" / "explorer" / source
+        assert filecmp.cmp(package, built_book.html_dir / "_static" / name, shallow=False)
 
 
 def test_no_page_loads_scripts_or_styles_from_the_network(built_book):

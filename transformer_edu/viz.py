@@ -21,6 +21,7 @@ Shape legend: H heads, Lq query length, Lk key length.
 from __future__ import annotations
 
 import re
+import unicodedata
 import warnings
 from pathlib import Path
 from typing import Mapping, Sequence
@@ -46,6 +47,8 @@ __all__ = [
     "matrix_heatmap",
     "line_plot",
     "plotly_colorscale",
+    "text_width",
+    "pad",
 ]
 
 BOOK_WIDTH = 7.0
@@ -471,3 +474,70 @@ def plotly_colorscale(cmap: Colormap = ATTENTION_CMAP, steps: int = 11) -> list[
         [round(float(level), 4), "#{:02x}{:02x}{:02x}".format(*(int(round(255 * c)) for c in cmap(level)[:3]))]
         for level in levels
     ]
+
+
+def text_width(text: str) -> int:
+    """The number of columns ``text`` takes in a monospaced output.
+
+    Wide characters (Hangul syllables and jamo, CJK ideographs, full-width
+    forms) take two columns, combining marks and zero-width characters
+    none, everything else one. Use it to align printed columns that hold
+    Korean: ``len("고양이가")`` is 4, but it is 8 columns wide.
+
+    Args:
+        text: one line of text (no tabs or newlines).
+
+    Returns:
+        The width in columns.
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a str, got {type(text).__name__}")
+    if "\t" in text or "\n" in text:
+        raise ValueError(
+            f"text must be one line without tabs, got {text!r}"
+        )
+    width = 0
+    for char in text:
+        if unicodedata.combining(char) or unicodedata.category(char) in (
+            "Cf",
+            "Mn",
+            "Me",
+        ):
+            continue
+        width += 2 if unicodedata.east_asian_width(char) in ("W", "F") else 1
+    return width
+
+
+def pad(text, width: int, align: str = "left") -> str:
+    """``text`` padded with spaces to ``width`` display columns.
+
+    Like ``f"{text:<{width}}"``, but counting a Hangul syllable as two
+    columns (see :func:`text_width`), so columns of Korean and English line
+    up in a monospaced output::
+
+        for ko, en in pairs:
+            print(viz.pad(ko, 24), en)
+
+    Args:
+        text: the text (anything else is passed through ``str``).
+        width: the width to fill, in columns; a wider text is returned
+            unchanged.
+        align: ``"left"``, ``"right"`` or ``"center"``.
+
+    Returns:
+        The padded text.
+    """
+    text = str(text)
+    if isinstance(width, bool) or not isinstance(width, int) or width < 0:
+        raise ValueError(f"width must be an int >= 0, got {width!r}")
+    if align not in ("left", "right", "center"):
+        raise ValueError(
+            f"align must be 'left', 'right' or 'center', got {align!r}"
+        )
+    missing = max(0, width - text_width(text))
+    if align == "left":
+        return text + " " * missing
+    if align == "right":
+        return " " * missing + text
+    left = missing // 2
+    return " " * left + text + " " * (missing - left)

@@ -1,59 +1,89 @@
-"""Sphinx extension: serve Plotly's JavaScript from the built site.
+"""Sphinx extension: the book's own front-end files, and fixes to its pages.
 
-The figures in the notebooks are stored without Plotly's 4 MB bundle (made
-with ``include_plotlyjs=False``); their loader uses the global ``Plotly``. This
-extension copies ``plotly.min.js`` from the installed ``plotly`` package into
-``book/_static/`` (git-ignored) before the build, and ``_config.yml`` loads it
-on every page through ``html_js_files``. Every build therefore serves the
-version of Plotly that wrote the figures, with no CDN involved.
+Explorers (``transformer_edu.interactive.Explorer``):
+    The site serves ``_static/explorers.js`` and ``_static/explorers.css``
+    (copied from ``transformer_edu/assets/explorer/``) and
+    ``_static/plotly-cartesian.min.js`` (Plotly's cartesian bundle from npm:
+    ``node_modules/plotly.js-cartesian-dist-min``, pinned by
+    ``package-lock.json``, installed by ``npm ci``). Only pages that hold an
+    explorer load the first two; the script loads Plotly itself after the
+    first paint. The copy of the script that each explorer carries inline for
+    Jupyter is dropped from the book's pages. No page uses a CDN.
 
-It also drops repeated inline scripts from each page: sphinx-thebe registers
-its ``const THEBE_JS_URL = ...`` snippet (and sphinx-togglebutton its own)
-both with Sphinx and with the HTML builder, and the second copy raises "Identifier 'THEBE_JS_URL' has already
-been declared" in the browser.
+Inline scripts registered twice (sphinx-thebe's ``THEBE_JS_URL``,
+sphinx-togglebutton's) appear once: the second copy raised "Identifier
+'THEBE_JS_URL' has already been declared".
+
+The build needs no Python package beyond Jupyter Book (not even
+``transformer_edu``'s dependencies): files are read from the source tree.
 """
 
 from __future__ import annotations
 
-import filecmp
+import re
 import shutil
 from pathlib import Path
 
 from sphinx.application import Sphinx
 from sphinx.errors import ExtensionError
 
-STATIC_DIR = Path("book") / "_static"
+PLOTLY_NPM = Path("node_modules") / "plotly.js-cartesian-dist-min"
+PLOTLY_FILE = "plotly-cartesian.min.js"
+EXPLORER_DIR = Path("transformer_edu") / "assets" / "explorer"
+ASSETS = {  # name in _static: source, relative to the book's root
+    PLOTLY_FILE: PLOTLY_NPM / PLOTLY_FILE,
+    "explorers.js": EXPLORER_DIR / "explorer.js",
+    "explorers.css": EXPLORER_DIR / "explorer.css",
+}
+EXPLORER_MARK = 'class="tse-explorer"'
+
+# --------------------------------------------------------------------------
+# Static files
+# --------------------------------------------------------------------------
 
 
-def plotly_js_source() -> Path:
-    """Return the path of ``plotly.min.js`` inside the installed plotly package."""
-    try:
-        import plotly
-    except ImportError as error:  # pragma: no cover - plotly is a requirement
+def asset_sources(srcdir: str | Path) -> dict[str, Path]:
+    """The source of every file the extension serves, checked to exist."""
+    root = Path(srcdir)
+    sources = {name: root / path for name, path in ASSETS.items()}
+    if not sources[PLOTLY_FILE].is_file():
         raise ExtensionError(
-            "plotly is not installed; run `pip install -r requirements.txt`"
-        ) from error
-    path = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
-    if not path.is_file():
-        raise ExtensionError(f"plotly.min.js not found in the plotly package: {path}")
-    return path
-
-
-def copy_plotly_js(srcdir: str | Path) -> Path:
-    """Copy ``plotly.min.js`` into ``<srcdir>/book/_static/`` when it is missing or stale."""
-    source = plotly_js_source()
-    target = Path(srcdir) / STATIC_DIR / "plotly.min.js"
-    target.parent.mkdir(parents=True, exist_ok=True)
-    if not target.exists() or not filecmp.cmp(source, target, shallow=False):
-        shutil.copyfile(source, target)
-    return target
+            f"{sources[PLOTLY_FILE]} is missing: run `npm ci` in the "
+            "repository root (bash .ci/setup does), which installs the "
+            "front-end packages pinned in package-lock.json"
+        )
+    for name, path in sources.items():
+        if not path.is_file():
+            raise ExtensionError(f"{path} is missing (served as {name})")
+    return sources
 
 
 def _on_config_inited(app: Sphinx, config) -> None:
-    copy_plotly_js(app.srcdir)
+    """Copy the assets into a folder of the build and serve it as static."""
+    folder = Path(app.outdir).parent / "_book_assets"
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, source in asset_sources(app.srcdir).items():
+        target = folder / name
+        if not target.exists() or target.read_bytes() != source.read_bytes():
+            shutil.copyfile(source, target)
+    config.html_static_path = list(config.html_static_path) + [str(folder)]
 
 
-def _drop_repeated_inline_scripts(app, pagename, templatename, context, doctree) -> None:
+# --------------------------------------------------------------------------
+# Per page
+# --------------------------------------------------------------------------
+
+
+def _on_page_context(app, pagename, templatename, context, doctree) -> None:
+    if EXPLORER_MARK in context.get("body", ""):
+        app.add_css_file("explorers.css")
+        app.add_js_file(
+            "explorers.js", loading_method="defer", **{"data-tse-explorers": "1"}
+        )
+    _drop_repeated_inline_scripts(context)
+
+
+def _drop_repeated_inline_scripts(context) -> None:
     scripts = context.get("script_files")
     if not scripts:
         return
@@ -61,8 +91,11 @@ def _drop_repeated_inline_scripts(app, pagename, templatename, context, doctree)
     unique = []
     for script in scripts:
         attributes = getattr(script, "attributes", {})
-        # Registered once with filename None and once with "": the same script.
-        key = (str(getattr(script, "filename", script) or ""), tuple(sorted(attributes.items())))
+        # Registered once with filename None and once with "": one script.
+        key = (
+            str(getattr(script, "filename", script) or ""),
+            tuple(sorted(attributes.items())),
+        )
         if key in seen and "body" in attributes:
             continue
         seen.add(key)
@@ -70,7 +103,37 @@ def _drop_repeated_inline_scripts(app, pagename, templatename, context, doctree)
     context["script_files"] = unique
 
 
+# --------------------------------------------------------------------------
+# The written pages
+# --------------------------------------------------------------------------
+
+_INLINE_EXPLORER = re.compile(
+    r'<script data-tse-inline="1">.*?</script>\n?', re.DOTALL
+)
+def fix_page(page: str) -> str:
+    """Every change this extension makes to a written HTML page."""
+    return _INLINE_EXPLORER.sub("", page)
+
+
+def _on_build_finished(app: Sphinx, exception) -> None:
+    if exception is not None or app.builder.format != "html":
+        return
+    outdir = Path(app.outdir)
+    for path in outdir.rglob("*.html"):
+        if "_static" in path.relative_to(outdir).parts:
+            continue
+        text = path.read_text(encoding="utf-8")
+        fixed = fix_page(text)
+        if fixed != text:
+            path.write_text(fixed, encoding="utf-8")
+
+
 def setup(app: Sphinx) -> dict:
     app.connect("config-inited", _on_config_inited)
-    app.connect("html-page-context", _drop_repeated_inline_scripts)
-    return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}
+    app.connect("html-page-context", _on_page_context)
+    app.connect("build-finished", _on_build_finished)
+    return {
+        "version": "2.0",
+        "parallel_read_safe": True,
+        "parallel_write_safe": True,
+    }
