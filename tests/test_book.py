@@ -277,3 +277,103 @@ def test_glossary_has_sixty_terms_each_with_a_korean_name():
     for term, definition in entries.items():
         assert HANGUL.search(definition), f"glossary term {term!r} has no Korean name"
         assert len(definition) > 30, f"glossary term {term!r} has no definition"
+
+
+# --------------------------------------------------------------------------- #
+# Page fixes of the book's extension (book/_ext/book_assets.py)                #
+# --------------------------------------------------------------------------- #
+
+def load_book_assets():
+    path = bs.REPO_ROOT / "book" / "_ext" / "book_assets.py"
+    spec = importlib.util.spec_from_file_location("book_assets", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("page, expected", [
+    ("<p>cat 고양이가 생선을 먹었다.</p>", '<p>cat <span lang="ko">고양이가 생선을 먹었다</span>.</p>'),
+    ("<td>고양이</td><td>개</td>", '<td><span lang="ko">고양이</span></td><td><span lang="ko">개</span></td>'),
+    ('<a title="고양이" href="#">x</a>', '<a title="고양이" href="#">x</a>'),  # attributes untouched
+    ("<script>var s = '고양이';</script>", "<script>var s = '고양이';</script>"),
+    ("<style>p::before { content: '개'; }</style>", "<style>p::before { content: '개'; }</style>"),
+    ("<title>고양이</title>", "<title>고양이</title>"),
+    ("<option>고양이</option>", "<option>고양이</option>"),
+    ('<span class="math">\\(\\text{개}\\)</span> 개',
+     '<span class="math">\\(\\text{개}\\)</span> <span lang="ko">개</span>'),
+    ('<p lang="ko">이미 <b>한국어</b></p>', '<p lang="ko">이미 <b>한국어</b></p>'),
+    ("<svg><text>고양이</text></svg><br/>개", '<svg><text>고양이</text></svg><br/><span lang="ko">개</span>'),
+    ("<!-- 고양이 --><p>plain</p>", "<!-- 고양이 --><p>plain</p>"),
+])
+def test_hangul_runs_are_wrapped_in_lang_ko(page, expected):
+    assert load_book_assets().wrap_hangul(page) == expected
+
+
+def test_head_scripts_are_deferred_and_inline_ones_kept():
+    assets = load_book_assets()
+    page = ('<head><script src="a.js"></script><script>var x = 1;</script>'
+            '<script async src="b.js"></script><script type="module" src="c.js"></script></head>'
+            '<body><script src="d.js"></script></body>')
+    fixed = assets.defer_head_scripts(page)
+    assert '<script defer src="a.js"></script><script>var x = 1;</script>' in fixed
+    assert '<script async src="b.js">' in fixed and '<script type="module" src="c.js">' in fixed
+    assert '<body><script src="d.js"></script>' in fixed  # only <head> is changed
+
+
+class _Text(HTMLParser):
+    """Text outside script/style/title, with whether a lang="ko" element encloses it."""
+
+    SKIP = {"script", "style", "title", "textarea", "option", "svg"}
+    VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta",
+            "param", "source", "track", "wbr"}
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.stack: list[tuple[str, bool]] = []
+        self.unmarked: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        if tag not in self.VOID:
+            attrs = dict(attrs)
+            korean = (attrs.get("lang") or "").startswith("ko")
+            math = "math" in (attrs.get("class") or "").split()
+            self.stack.append((tag, korean or math or tag in self.SKIP))
+
+    def handle_endtag(self, tag):
+        for index in range(len(self.stack) - 1, -1, -1):
+            if self.stack[index][0] == tag:
+                del self.stack[index:]
+                break
+
+    def handle_data(self, data):
+        if HANGUL.search(data) and not any(marked for _, marked in self.stack):
+            self.unmarked.append(data.strip()[:60])
+
+
+def test_every_korean_text_of_every_page_is_marked_lang_ko(built_book):
+    for page in built_pages(built_book):
+        if "_static" in page.parts:
+            continue
+        parser = _Text()
+        parser.feed(page.read_text(encoding="utf-8"))
+        assert not parser.unmarked, f"{page.name}: Hangul without lang=ko: {parser.unmarked[:3]}"
+
+
+def test_pages_drop_dead_weight_and_render_blocking_scripts(built_book):
+    for page in built_pages(built_book):
+        if "_static" in page.parts:
+            continue
+        html = page.read_text(encoding="utf-8")
+        assert "fontawesome.js" not in html, page.name  # 1.5 MB; the theme's CSS draws the icons
+        assert "widget-state+json" not in html, page.name  # no widget manager runs in the book
+        head = html[: html.find("</head>")]
+        blocking = re.findall(r"<script (?![^>]*\b(?:defer|async)\b)[^>]*\bsrc=[^>]*>", head)
+        assert not blocking, f"{page.name}: scripts that hold back the first paint: {blocking}"
+
+
+def test_hidden_cell_toggles_are_named_by_their_visible_text(built_book):
+    for page in built_pages(built_book):
+        html = page.read_text(encoding="utf-8")
+        assert 'aria-label="Toggle hidden content"' not in html, page.name
+        for summary in re.findall(r"<summary[^>]*>", html):
+            assert "aria-label" not in summary, f"{page.name}: {summary}"

@@ -67,6 +67,47 @@ def test_without_a_korean_font_the_style_falls_back_silently():
     viz.use_book_style()
 
 
+PHONE_COLUMN_PX = 340
+"""Width of a cell's image on a 390 px phone (the browser test measures it)."""
+
+
+def test_figure_text_stays_at_least_9_css_px_on_a_phone():
+    viz.use_book_style()
+    assert matplotlib.rcParams["figure.figsize"][0] == viz.BOOK_WIDTH
+    fig = viz.attention_grid(torch.rand(2, 3, 3).softmax(-1), TOKENS, ncols=2, annotate=True, suptitle="s")
+    ax = viz.line_plot([1, 2, 4], {"a": [1, 2, 3], "b": [3, 2, 1]}, title="t", xlabel="x", ylabel="y")
+    texts = [t for f in (fig, ax.figure) for t in f.findobj(matplotlib.text.Text) if t.get_text()]
+    assert len(texts) > 20
+    smallest = min(t.get_fontsize() for t in texts)
+    assert smallest >= viz.MIN_FONT_PT
+    # A BOOK_WIDTH figure is scaled to the phone's column: its smallest text in CSS px.
+    scale = PHONE_COLUMN_PX / (viz.BOOK_WIDTH * viz.DPI)
+    assert smallest / 72 * viz.DPI * scale >= 9.0
+    assert matplotlib.rcParams["savefig.dpi"] == 2 * viz.DPI
+
+
+def test_inline_figures_are_retina_pngs_in_ipython():
+    from IPython.core.interactiveshell import InteractiveShell
+
+    shell = InteractiveShell.instance()
+    try:
+        viz.use_book_style()
+        formatter = shell.display_formatter.formatters["image/png"]
+        fig, ax = plt.subplots(figsize=(2, 1))
+        data, metadata = formatter(fig)
+        import base64
+        import io
+
+        from PIL import Image
+
+        png = base64.b64decode(data) if isinstance(data, str) else data
+        pixels = Image.open(io.BytesIO(png)).size[0]
+        # a retina PNG: twice the pixels of the width at which it is shown
+        assert abs(pixels - 2 * metadata["width"]) <= 2
+    finally:
+        InteractiveShell.clear_instance()
+
+
 def test_attention_heatmap_puts_the_tokens_on_the_axes():
     keys = ["a", "b", "c", "d"]
     ax = viz.attention_heatmap(_weights(3, 4), TOKENS, keys, title="t")

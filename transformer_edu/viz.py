@@ -37,6 +37,8 @@ from matplotlib.figure import Figure
 
 __all__ = [
     "BOOK_WIDTH",
+    "MIN_FONT_PT",
+    "DPI",
     "ATTENTION_CMAP",
     "DIVERGING_CMAP",
     "use_book_style",
@@ -51,8 +53,19 @@ __all__ = [
     "pad",
 ]
 
-BOOK_WIDTH = 7.0
-"""Width of the book's text column in inches; no figure is wider."""
+BOOK_WIDTH = 5.5
+"""The widest figure, in inches: 550 CSS px at the book's 100 dpi.
+
+Sized for phones: a figure this wide is shown at about 340 px in a 390 px
+wide phone's column (a scale of 0.62), where text of :data:`MIN_FONT_PT`
+points is still 9.5 CSS px tall. On a desktop it is shown at full size.
+"""
+
+MIN_FONT_PT = 11
+"""The smallest font size, in points, of every text in the book's figures."""
+
+DPI = 100
+"""Figure dots per inch: one CSS pixel per dot (PNGs are saved at twice it)."""
 
 ATTENTION_CMAP: Colormap = LinearSegmentedColormap.from_list(
     "book_attention", ["#ffffff", "#c6dbef", "#6baed6", "#2171b5", "#08306b"]
@@ -112,10 +125,17 @@ def korean_font() -> str | None:
 def use_book_style() -> str | None:
     """Apply the book's theme to matplotlib and seaborn.
 
-    Sets a white seaborn theme, font sizes that read well in a 7-inch column,
-    a default figure size of 7 × 3.5 inches, and a font list that covers
-    Latin (DejaVu Sans) and Hangul (the first Korean font found). Without a
-    Korean font, matplotlib's "Glyph … missing" warnings are silenced.
+    Sets a white seaborn theme; fonts of at least :data:`MIN_FONT_PT` points
+    (readable when a figure is scaled down to a phone's column); a default
+    figure size of :data:`BOOK_WIDTH` × 3 inches; a font list that covers
+    Latin (DejaVu Sans) and Hangul (the first Korean font found). In a
+    notebook it also makes inline figures 2× PNGs ("retina"), sharp on
+    high-density screens and shown at :data:`DPI`. Without a Korean font,
+    matplotlib's "Glyph … missing" warnings are silenced.
+
+    Keep figures at most :data:`BOOK_WIDTH` inches wide and their fonts at
+    least :data:`MIN_FONT_PT` points: the book's browser test checks that no
+    figure is shrunk below that on a phone.
 
     Returns:
         The Korean font family in use, or ``None`` when there is none.
@@ -123,30 +143,52 @@ def use_book_style() -> str | None:
     sns.set_theme(style="white", context="notebook")
     korean = korean_font()
     families = [_LATIN_FAMILY] + ([korean] if korean else [])
+    small, medium, large = MIN_FONT_PT, MIN_FONT_PT + 1, MIN_FONT_PT + 2
     matplotlib.rcParams.update(
         {
-            "figure.figsize": (BOOK_WIDTH, 3.5),
-            "figure.dpi": 100,
-            "savefig.dpi": 150,
+            "figure.figsize": (BOOK_WIDTH, 3.0),
+            "figure.dpi": DPI,
+            "savefig.dpi": 2 * DPI,
             "savefig.bbox": "tight",
-            # matplotlib falls back glyph by glyph along this list of families (3.6+).
+            # matplotlib falls back glyph by glyph along this list of
+            # families (3.6+).
             "font.family": families,
             "font.sans-serif": families + ["sans-serif"],
-            "font.size": 10,
-            "axes.titlesize": 11,
-            "axes.labelsize": 10,
-            "xtick.labelsize": 9,
-            "ytick.labelsize": 9,
-            "legend.fontsize": 9,
+            "font.size": medium,
+            "axes.titlesize": large,
+            "axes.labelsize": medium,
+            "figure.titlesize": large,
+            "xtick.labelsize": small,
+            "ytick.labelsize": small,
+            "legend.fontsize": small,
+            "legend.title_fontsize": small,
             "axes.spines.top": False,
             "axes.spines.right": False,
-            "axes.unicode_minus": True,  # DejaVu Sans, first in the list, has U+2212
+            # DejaVu Sans, first in the list, has U+2212
+            "axes.unicode_minus": True,
             "image.cmap": "viridis",
         }
     )
     if korean is None:
-        warnings.filterwarnings("ignore", message=r"Glyph \d+ .*missing from", category=UserWarning)
+        warnings.filterwarnings(
+            "ignore", message=r"Glyph \d+ .*missing from", category=UserWarning
+        )
+    _use_retina_inline_figures()
     return korean
+
+
+def _use_retina_inline_figures() -> None:
+    """In IPython, show inline figures as 2× PNGs (their ``width`` is half
+    their pixels), so they are sharp on high-density screens."""
+    try:
+        from IPython import get_ipython
+    except ImportError:  # pragma: no cover - notebooks always have IPython
+        return
+    if get_ipython() is None:
+        return
+    from matplotlib_inline.backend_inline import set_matplotlib_formats
+
+    set_matplotlib_formats("retina")
 
 
 def to_numpy(values) -> np.ndarray:
@@ -241,7 +283,7 @@ def matrix_heatmap(
         mask=hidden,
         annot=annotate,
         fmt=fmt,
-        annot_kws={"fontsize": 8},
+        annot_kws={"fontsize": MIN_FONT_PT},
         cbar=colorbar,
         linewidths=0.5,
         linecolor="white",

@@ -10,9 +10,20 @@ Explorers (``transformer_edu.interactive.Explorer``):
     first paint. The copy of the script that each explorer carries inline for
     Jupyter is dropped from the book's pages. No page uses a CDN.
 
-Inline scripts registered twice (sphinx-thebe's ``THEBE_JS_URL``,
-sphinx-togglebutton's) appear once: the second copy raised "Identifier
-'THEBE_JS_URL' has already been declared".
+Page fixes, applied to every written HTML file:
+    - Korean is marked: each run of Hangul in a text node is wrapped in
+      ``<span lang="ko">`` (not inside ``<script>``, ``<style>``,
+      ``<title>``, ``<textarea>``, ``<option>``, SVG, math, or attributes).
+    - The theme's ``fontawesome.js`` (1.5 MB, turns icons into SVG) is not
+      loaded: the theme's CSS draws the same icons with its web font.
+    - Scripts in ``<head>`` are deferred, so they do not hold back the first
+      paint; the saved ipywidgets state (no widget manager runs in the book)
+      is dropped.
+    - myst-nb's toggle of hidden cells gets no ``aria-label``, so its
+      accessible name is its visible text ("Show code cell content").
+    - Inline scripts registered twice (sphinx-thebe's ``THEBE_JS_URL``,
+      sphinx-togglebutton's) appear once: the second copy raised
+      "Identifier 'THEBE_JS_URL' has already been declared".
 
 The build needs no Python package beyond Jupyter Book (not even
 ``transformer_edu``'s dependencies): files are read from the source tree.
@@ -22,6 +33,7 @@ from __future__ import annotations
 
 import re
 import shutil
+from html import escape
 from pathlib import Path
 
 from sphinx.application import Sphinx
@@ -103,16 +115,151 @@ def _drop_repeated_inline_scripts(context) -> None:
     context["script_files"] = unique
 
 
+def _visit_hidden_cell(self, node) -> None:
+    """myst-nb's toggle of a hidden cell, named by its visible text."""
+    classes = " ".join(node["classes"])
+    self.body.append(f'<details class="admonition hide {classes}">\n')
+    self.body.append("<summary>\n")
+    self.body.append(
+        f'<p class="collapsed admonition-title">'
+        f"{escape(node['prompt_show'])}</p>\n"
+    )
+    self.body.append(
+        f'<p class="expanded admonition-title">'
+        f"{escape(node['prompt_hide'])}</p>\n"
+    )
+    self.body.append("</summary>\n")
+
+
+def _depart_hidden_cell(self, node) -> None:
+    self.body.append("</details>\n")
+
+
+def _on_builder_inited(app: Sphinx) -> None:
+    try:
+        from myst_nb.sphinx_ import HideCodeCellNode
+    except ImportError:  # pragma: no cover - jupyter-book brings myst-nb
+        return
+    app.add_node(
+        HideCodeCellNode,
+        override=True,
+        html=(_visit_hidden_cell, _depart_hidden_cell),
+    )
+
+
 # --------------------------------------------------------------------------
 # The written pages
 # --------------------------------------------------------------------------
 
+HANGUL = "\u1100-\u11ff\u3130-\u318f\uac00-\ud7af"
+HANGUL_RUN = re.compile(f"[{HANGUL}]+(?:[ \u00a0]+[{HANGUL}]+)*")
+# Comments, raw-text elements (kept whole), tags, and text between them.
+_TOKENS = re.compile(
+    r"(<!--.*?-->|<!\[CDATA\[.*?\]\]>|<!.*?>"
+    r"|<script\b[^>]*>.*?</script\s*>|<style\b[^>]*>.*?</style\s*>"
+    r"|<textarea\b[^>]*>.*?</textarea\s*>|<title\b[^>]*>.*?</title\s*>"
+    r"|</?[A-Za-z][^>]*>)",
+    re.DOTALL | re.IGNORECASE,
+)
+_TAG = re.compile(r"<(/?)([A-Za-z][A-Za-z0-9:-]*)([^>]*)>", re.DOTALL)
+_SKIP_TAGS = {"svg", "math", "option", "mjx-container"}
+_MATH_CLASS = re.compile(r"""class\s*=\s*["'][^"']*\bmath\b""")
+_LANG_ATTR = re.compile(r"""\blang\s*=\s*["']?ko""", re.IGNORECASE)
+_VOID = {
+    "area", "base", "br", "col", "embed", "hr", "img", "input", "link",
+    "meta", "param", "source", "track", "wbr",
+}
+
+
+def wrap_hangul(page: str) -> str:
+    """Wrap each run of Hangul in the page's text in ``<span lang="ko">``.
+
+    Runs of Hangul words separated by spaces become one span. Text inside
+    ``<script>``, ``<style>``, ``<title>``, ``<textarea>``, ``<option>``,
+    ``<svg>``, ``<math>``, math markup (``class="math"``) and elements that
+    are already ``lang="ko"`` is left alone, as are attributes.
+    """
+    out = []
+    skip_tag: str | None = None  # the element we are inside and skipping
+    depth = 0
+    for token in _TOKENS.split(page):
+        if not token:
+            continue
+        if token.startswith("<"):
+            out.append(token)
+            match = _TAG.match(token)
+            if not match or token.startswith(("<!", "<script", "<style")):
+                continue
+            closing, name, attributes = match.groups()
+            name = name.lower()
+            if skip_tag is not None:
+                if name == skip_tag and name not in _VOID:
+                    if closing:
+                        depth -= 1
+                        if depth == 0:
+                            skip_tag = None
+                    elif not attributes.rstrip().endswith("/"):
+                        depth += 1
+                continue
+            if closing or name in _VOID or attributes.rstrip().endswith("/"):
+                continue
+            if (
+                name in _SKIP_TAGS
+                or _MATH_CLASS.search(attributes)
+                or _LANG_ATTR.search(attributes)
+            ):
+                skip_tag, depth = name, 1
+            continue
+        if skip_tag is None and HANGUL_RUN.search(token):
+            token = HANGUL_RUN.sub(
+                lambda m: f'<span lang="ko">{m.group(0)}</span>', token
+            )
+        out.append(token)
+    return "".join(out)
+
+
+_FONTAWESOME_JS = re.compile(
+    r'[ \t]*<script defer src="[^"]*_static/scripts/fontawesome\.js[^"]*">'
+    r"</script>\n?"
+)
 _INLINE_EXPLORER = re.compile(
     r'<script data-tse-inline="1">.*?</script>\n?', re.DOTALL
 )
+_WIDGET_STATE = re.compile(
+    r'[ \t]*<script type="application/vnd\.jupyter\.widget-state\+json">'
+    r".*?</script>\n?",
+    re.DOTALL,
+)
+_BLOCKING_SCRIPT = re.compile(
+    r'<script (?![^>]*\b(?:defer|async|type)\b)([^>]*\bsrc="[^"]*"[^>]*)>'
+    r"</script>"
+)
+
+
+def defer_head_scripts(page: str) -> str:
+    """Give every external script of ``<head>`` the ``defer`` attribute.
+
+    Sphinx and the theme load a dozen scripts (and the 90 kB search index)
+    synchronously in ``<head>``, which holds back the first paint. Deferred
+    scripts still run in the same order, before ``DOMContentLoaded``; the
+    head's inline scripts only set variables.
+    """
+    end = page.find("</head>")
+    if end < 0:
+        return page
+    head = _BLOCKING_SCRIPT.sub(r"<script defer \1></script>", page[:end])
+    return head + page[end:]
+
+
 def fix_page(page: str) -> str:
     """Every change this extension makes to a written HTML page."""
-    return _INLINE_EXPLORER.sub("", page)
+    page = _FONTAWESOME_JS.sub("", page)
+    page = _INLINE_EXPLORER.sub("", page)
+    # No widget manager is loaded (nb_ipywidgets_js is empty): the saved
+    # widget state would be dead weight.
+    page = _WIDGET_STATE.sub("", page)
+    page = defer_head_scripts(page)
+    return wrap_hangul(page)
 
 
 def _on_build_finished(app: Sphinx, exception) -> None:
@@ -130,6 +277,7 @@ def _on_build_finished(app: Sphinx, exception) -> None:
 
 def setup(app: Sphinx) -> dict:
     app.connect("config-inited", _on_config_inited)
+    app.connect("builder-inited", _on_builder_inited)
     app.connect("html-page-context", _on_page_context)
     app.connect("build-finished", _on_build_finished)
     return {
