@@ -377,3 +377,44 @@ def test_hidden_cell_toggles_are_named_by_their_visible_text(built_book):
         assert 'aria-label="Toggle hidden content"' not in html, page.name
         for summary in re.findall(r"<summary[^>]*>", html):
             assert "aria-label" not in summary, f"{page.name}: {summary}"
+
+
+# --------------------------------------------------------------------------- #
+# The book builds from requirements-book.txt alone (no torch)                  #
+# --------------------------------------------------------------------------- #
+
+def test_a_fresh_environment_with_requirements_book_builds_the_book_without_torch(tmp_path):
+    """What .ci/book installs is enough: a new virtual environment with only
+    requirements-book.txt (installed with uv, which is pip-compatible and
+    fast) builds the whole book, warnings as errors, and has no torch."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    uv = shutil.which("uv")
+    if uv is None:
+        pytest.skip("uv is not installed (pip install -r requirements.txt)")
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    python = venv / "bin" / "python"
+    install = subprocess.run(
+        [uv, "pip", "install", "--quiet", "--python", str(python), "-r",
+         str(bs.REPO_ROOT / "requirements-book.txt")],
+        capture_output=True, text=True, timeout=600,
+    )
+    assert install.returncode == 0, install.stderr[-3000:]
+    for heavy in ("torch", "numpy", "matplotlib", "plotly"):
+        found = subprocess.run([str(python), "-c", f"import {heavy}"], capture_output=True)
+        assert found.returncode != 0, f"requirements-book.txt pulls in {heavy}"
+    build = subprocess.run(
+        [str(python), "-c", "from jupyter_book.cli.main import main; main()", "build",
+         str(bs.REPO_ROOT), "--all", "-W", "-n", "--keep-going", "--path-output", str(tmp_path)],
+        capture_output=True, text=True, timeout=900, cwd=tmp_path,
+        env={key: value for key, value in os.environ.items() if key != "PYTHONPATH"},
+    )
+    log = build.stdout + build.stderr
+    assert build.returncode == 0, log[-6000:]
+    assert "build succeeded" in log and "WARNING" not in log, log[-6000:]
+    for page in bs.toc_files():
+        assert (tmp_path / "_build" / "html" / f"{page}.html").is_file(), page
