@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import re
 import shutil
+import sys
 from html import escape
 from pathlib import Path
 
@@ -275,11 +276,108 @@ def _on_build_finished(app: Sphinx, exception) -> None:
             path.write_text(fixed, encoding="utf-8")
 
 
+# --------------------------------------------------------------------------
+# The API reference
+# --------------------------------------------------------------------------
+
+
+_SHAPE_ITEM = re.compile(r"^(\s*[-*]\s*[^:]+:\s*)(\([^)]*\))(.*)$")
+
+
+def _shapes_as_literals(app, what, name, obj, options, lines):
+    """Write the shapes of a ``Shape:`` section as code: ``(*, V)``.
+
+    Runs before napoleon. A shape such as ``(*, V)`` is also an unfinished
+    reStructuredText emphasis; as a literal it reads as code and stays intact.
+    """
+    in_shape = False
+    for index, line in enumerate(lines):
+        stripped = line.strip()
+        if stripped.endswith(":") and not line.startswith(" "):
+            in_shape = stripped == "Shape:"
+            continue
+        if in_shape:
+            match = _SHAPE_ITEM.match(line)
+            if match:
+                head, shape, rest = match.groups()
+                lines[index] = f"{head}``{shape}``{rest}"
+
+
+def _attribute_docstring_is_prose(app, what, name, obj, options, lines):
+    """Undo napoleon's reading of "Text: more text" as "type: description".
+
+    Runs after napoleon. The package documents its constants in prose ("The
+    widest figure, in inches: …"); napoleon takes everything before the
+    first colon of an attribute's docstring for a type. Put it back in front
+    of the description.
+    """
+    if what not in ("attribute", "data"):
+        return
+    for index, line in enumerate(lines):
+        if line.startswith(":type: "):
+            prose = line.removeprefix(":type: ")
+            del lines[index]
+            if index and not lines[index - 1].strip():
+                del lines[index - 1]
+            first = next((i for i, text in enumerate(lines) if text.strip()), None)
+            if first is None:
+                lines.append(prose)
+            else:
+                lines[first] = f"{prose}: {lines[first].lstrip()}"
+            return
+
+
+def _resolve_package_names(app, env, node, contnode):
+    """Resolve ``transformer_edu.Name`` and bare ``Name`` to the one object
+    of the package documented as ``transformer_edu.<module>.Name``.
+
+    The chapters use the package's top-level names (``te.causal_mask``) and
+    docstrings name siblings from other modules; the reference documents each
+    object once, under the module that defines it.
+    """
+    if node.get("refdomain") != "py":
+        return None
+    target = node.get("reftarget", "")
+    name = target.removeprefix("transformer_edu.")
+    if not name or "." in name:
+        return None
+    domain = env.get_domain("py")
+    matches = [
+        full
+        for full, entry in domain.objects.items()
+        if full.startswith("transformer_edu.")
+        and full.rsplit(".", 1)[-1] == name
+        and not entry.aliased
+    ]
+    if len(matches) != 1:
+        return None
+    (full,) = matches
+    entry = domain.objects[full]
+    return domain.resolve_xref(
+        env, node.get("refdoc"), app.builder, entry.objtype, full, node, contnode
+    ) or domain.resolve_xref(
+        env, node.get("refdoc"), app.builder, "obj", full, node, contnode
+    )
+
+
 def setup(app: Sphinx) -> dict:
+    # The API reference (book/api.md) imports transformer_edu from the
+    # checkout, its heavy dependencies mocked (autodoc_mock_imports).
+    root = str(Path(app.srcdir).resolve())
+    if root not in sys.path:
+        sys.path.insert(0, root)
     app.connect("config-inited", _on_config_inited)
     app.connect("builder-inited", _on_builder_inited)
     app.connect("html-page-context", _on_page_context)
     app.connect("build-finished", _on_build_finished)
+    # napoleon handles docstrings at the default priority, 500
+    app.connect(
+        "autodoc-process-docstring", _shapes_as_literals, priority=400
+    )
+    app.connect(
+        "autodoc-process-docstring", _attribute_docstring_is_prose, priority=600
+    )
+    app.connect("missing-reference", _resolve_package_names)
     return {
         "version": "2.0",
         "parallel_read_safe": True,
