@@ -18,7 +18,7 @@ Page fixes, applied to every written HTML file:
       loaded: the theme's CSS draws the same icons with its web font.
     - Scripts in ``<head>`` are deferred, so they do not hold back the first
       paint; the saved ipywidgets state (no widget manager runs in the book)
-      is dropped.
+      is dropped; figures load lazily, as the reader scrolls to them.
     - myst-nb's toggle of hidden cells gets no ``aria-label``, so its
       accessible name is its visible text ("Show code cell content").
     - Inline scripts registered twice (sphinx-thebe's ``THEBE_JS_URL``,
@@ -252,8 +252,19 @@ def defer_head_scripts(page: str) -> str:
     return head + page[end:]
 
 
+_OUTPUT_IMAGE = re.compile(r'<img (?![^>]*\bloading=)([^>]*\bsrc="[^"]*_images/[^"]*")')
+
+
+def lazy_images(page: str) -> str:
+    """Let the browser fetch the page's figures (``_images/``) as the reader
+    scrolls to them: ``loading="lazy"``. myst-nb writes each figure's width
+    and height, so nothing moves when one arrives."""
+    return _OUTPUT_IMAGE.sub(r'<img loading="lazy" \1', page)
+
+
 def fix_page(page: str) -> str:
     """Every change this extension makes to a written HTML page."""
+    page = lazy_images(page)
     page = _FONTAWESOME_JS.sub("", page)
     page = _INLINE_EXPLORER.sub("", page)
     # No widget manager is loaded (nb_ipywidgets_js is empty): the saved
@@ -301,6 +312,16 @@ def _shapes_as_literals(app, what, name, obj, options, lines):
             if match:
                 head, shape, rest = match.groups()
                 lines[index] = f"{head}``{shape}``{rest}"
+
+
+_LENGTH_BARS = re.compile(r"(?<![\\`|])\|([A-Za-z])\|")
+
+
+def _length_bars_as_text(app, what, name, obj, options, lines):
+    """Keep ``|Y|`` (the length of Y) as text: reStructuredText would read it
+    as a substitution and fail the build."""
+    for index, line in enumerate(lines):
+        lines[index] = _LENGTH_BARS.sub(r"\\|\1\\|", line)
 
 
 def _attribute_docstring_is_prose(app, what, name, obj, options, lines):
@@ -373,6 +394,9 @@ def setup(app: Sphinx) -> dict:
     # napoleon handles docstrings at the default priority, 500
     app.connect(
         "autodoc-process-docstring", _shapes_as_literals, priority=400
+    )
+    app.connect(
+        "autodoc-process-docstring", _length_bars_as_text, priority=400
     )
     app.connect(
         "autodoc-process-docstring", _attribute_docstring_is_prose, priority=600
