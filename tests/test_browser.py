@@ -1,28 +1,34 @@
 """The built book, as a reader's browser shows it.
 
-Serves ``_build/html`` on 127.0.0.1 and opens every page of the book in
-headless Chromium (Debian's ``/usr/bin/chromium``, driven by Playwright; set
-``CHROMIUM`` to use another binary), on a desktop (1366 × 900), on a phone
-(390 × 844) and in the dark theme. Requests to any other host are blocked and
-recorded: the book must work offline. A one-page book of the package's
-explorers (built from the same configuration) covers the explorers whatever
-the notebooks' stored outputs hold.
+Serves ``_build/html`` (the session's one build, ``book_support.build_book``)
+on 127.0.0.1 and opens every page of the book in headless Chromium (Debian's
+``/usr/bin/chromium``, driven by Playwright; set ``CHROMIUM`` to use another
+binary) twice: on a desktop (1366 × 900; then switched to the dark theme as
+the theme's switch does) and on a phone (390 × 844). Every host name but
+localhost fails to resolve, and requests to other hosts are recorded: the
+book must work offline. A one-page book of the package's explorers (built
+from the same configuration) covers the explorers whatever the notebooks'
+stored outputs hold.
 
 Checks, on every page: no JavaScript error and no request off the machine;
-at most 3 MB transferred when the page has loaded (figures and Plotly load
-lazily, as the reader scrolls to them; everything but Plotly still fits 3 MB
-after scrolling to the end); no code block or printed output scrolls
-sideways at 1366 px; nothing scrolls the page sideways at 390 px and every
-explorer control is inside the phone's screen; figures are shown large
-enough on a phone for their smallest text to be 9 CSS px; every image has
-alt text (not a file name); figures are not dimmed in the dark theme;
-axe-core finds no serious or critical violation; every explorer control is
+at most 3 MB when the page has loaded (figures and Plotly load lazily, as the
+reader scrolls to them; everything but Plotly still fits 3 MB after
+scrolling to the end); no code block or output scrolls sideways at 1366 px;
+nothing scrolls the page sideways at 390 px and every explorer control is
+inside the phone's screen; figures are 2x images, shown large enough on a
+phone for their smallest text to be 9 CSS px, and not dimmed in the dark
+theme; every image has alt text (not a file name); axe-core finds no serious
+or critical violation (see ``axe_violations``); every explorer control is
 reached by Tab and changes the figure with Enter, Space or the arrow keys,
-without moving the controls; exercise solutions stay hidden until their
-toggle is opened.
+without moving the controls, and no stored Plotly figure has Plotly's own
+(unfocusable) buttons or sliders; exercise solutions stay hidden, code and
+output, until their toggle is opened.
 
-Screenshots of every page (desktop, phone, dark) and a report of each page's
-weight and first paint are written to ``artifacts/``.
+A failure names the page, the notebook cell (index as nbformat counts, and
+its first line of code) and the sizes in CSS px. Screenshots of every page
+(desktop, phone, dark; the explorer page in full) and a report of each
+page's bytes, first contentful paint and seconds per step are written to
+``artifacts/`` (``browser-report.json``).
 """
 
 from __future__ import annotations
