@@ -21,9 +21,12 @@ marked ``# NBVAL_IGNORE_OUTPUT`` and assert only what is robust.
 
 from __future__ import annotations
 
+import os
 import statistics
+import sys
 import time
-from typing import Callable, NamedTuple
+from contextlib import contextmanager
+from typing import Callable, Iterator, NamedTuple
 
 import torch
 from torch.profiler import ProfilerActivity, profile, record_function
@@ -93,6 +96,25 @@ class StepProfile(NamedTuple):
         return "\n".join(lines)
 
 
+@contextmanager
+def _native_stderr_hidden() -> Iterator[None]:
+    """Silence the process's standard error (file descriptor 2) for a moment.
+
+    Some PyTorch builds log a line from C++ whenever the profiler starts or
+    stops, which a notebook would show under the cell; only those two calls
+    are wrapped, so nothing else is hidden.
+    """
+    sys.stderr.flush()
+    saved = os.dup(2)
+    try:
+        with open(os.devnull, "w") as devnull:
+            os.dup2(devnull.fileno(), 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
 def _category(name: str) -> str:
     for category, prefixes in CATEGORIES.items():
         if any(name.startswith(prefix) for prefix in prefixes):
@@ -156,9 +178,15 @@ def profile_steps(
         run()
     step_ms = 1000 * statistics.median(_timed(run, device) for _ in range(repeats)) / steps
 
-    with profile(activities=[ProfilerActivity.CPU]) as prof:
+    prof = profile(activities=[ProfilerActivity.CPU])
+    with _native_stderr_hidden():
+        prof.start()
+    try:
         with record_function(_MARK):
             run()
+    finally:
+        with _native_stderr_hidden():
+            prof.stop()
     events = prof.events()
     mark = next(e for e in events if e.name == _MARK)
     top_level = [e for e in events if e.cpu_parent is not None and e.cpu_parent.id == mark.id]
