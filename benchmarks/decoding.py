@@ -22,6 +22,11 @@ outputs of both sides must be identical:
    ``--profile-d-model``: time inside PyTorch's operators against time outside
    them (our Python, bookkeeping).
 
+Next to each greedy speed-up it prints the ratio of multiply-adds
+(``profiling.decoding_macs``: the linear layers and attention), what the
+speed-up would be if time followed arithmetic; a cached step on a small model
+falls short of it because its small operations cost more than their arithmetic.
+
 EOS is forbidden until the last step (``min_len = max_len``), so every run
 decodes exactly the same number of steps.
 
@@ -140,6 +145,7 @@ def main() -> None:
     median: dict[str, float] = {}
     ratios: dict[str, float] = {}
     identical: dict[str, bool] = {}
+    arithmetic: dict[str, float] = {}  # the same ratio in multiply-adds (linear layers and attention)
     for n in steps:
         greedy = dict(max_len=n, min_len=n, bos_id=BOS, eos_id=EOS)
         m, out = compare({
@@ -149,6 +155,9 @@ def main() -> None:
         identical[f"greedy, {n} tokens"] = torch.equal(out["cache"], out["recompute"])
         median |= {f"greedy {n}, {name}": t for name, t in m.items()}
         ratios[f"greedy, {n} new tokens: recompute / cache"] = m["recompute"] / m["cache"]
+        macs = {use_cache: sum(profiling.decoding_macs(model.config, args.batch, args.source_length, n,
+                                                       use_cache).values()) for use_cache in (False, True)}
+        arithmetic[f"greedy, {n} new tokens: recompute / cache"] = macs[False] / macs[True]
 
     beam = dict(max_len=args.beam_steps, min_len=args.beam_steps, beam_size=args.beam_size)
 
@@ -202,8 +211,10 @@ def main() -> None:
             "median_ms": {name: round(1000 * t, 1) for name, t in median.items()},
             "repeats": args.repeats,
             "outputs_identical": identical,
+            "multiply_adds_ratio": {name: round(r, 1) for name, r in arithmetic.items()},
             "profile": {"setting": f"d_model {args.profile_d_model}, 8 heads, otherwise as above, {n} tokens",
                         "step_ms": round(report.step_ms, 3), "ops_share": round(report.ops_share, 3),
+                        "reads_per_step": report.reads_per_step,
                         "categories_ms": {k: round(v, 3) for k, v in report.categories.items()}},
         },
     }
@@ -214,7 +225,8 @@ def main() -> None:
     for name, t in median.items():
         print(f"  {name:28s} {1000 * t:9.1f} ms (median of {args.repeats})")
     for name, r in ratios.items():
-        print(f"  {name}: {r:.2f}x")
+        macs = f" (multiply-adds: {arithmetic[name]:.1f}x)" if name in arithmetic else ""
+        print(f"  {name}: {r:.2f}x{macs}")
     print(report.table(f"cached greedy step, d_model {args.profile_d_model}, 8 heads"))
 
 

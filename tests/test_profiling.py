@@ -58,3 +58,35 @@ def test_bad_arguments(bad, error):
     arguments = dict(run=lambda: None, steps=1) | bad
     with pytest.raises(error, match=next(iter(bad))):
         profiling.profile_steps(**arguments)
+
+
+@pytest.mark.parametrize("use_cache", [True, False])
+def test_decoding_macs_count_what_greedy_decoding_computes(use_cache, monkeypatch):
+    from torch.utils.flop_counter import FlopCounterMode
+
+    import transformer_edu.attention as attention
+
+    torch.manual_seed(0)
+    config = te.TransformerConfig(40, 30, d_model=16, n_heads=2, d_ff=24, n_layers=2, max_len=32)
+    model = te.Transformer(config)
+    src = torch.randint(4, 40, (3, 7))  # (B, S)
+    attended = []  # multiply-adds of every fused attention call: Q·Kᵀ and the weighted sum of V
+    fused = attention.F.scaled_dot_product_attention
+
+    def counting(q, k, v, **kwargs):
+        attended.append(2 * q.shape[0] * q.shape[1] * q.shape[2] * k.shape[2] * q.shape[3])
+        return fused(q, k, v, **kwargs)
+
+    monkeypatch.setattr(attention.F, "scaled_dot_product_attention", counting)
+    with FlopCounterMode(display=False) as counter:  # counts the matrix products of the linear layers
+        te.greedy_decode(model, src, max_len=6, min_len=6, bos_id=1, eos_id=2, use_cache=use_cache)
+    macs = profiling.decoding_macs(config, batch=3, source_length=7, steps=6, use_cache=use_cache)
+    assert 2 * macs["linear layers"] == counter.get_total_flops()
+    assert macs["attention"] == sum(attended)
+
+
+def test_the_cache_saves_mostly_linear_layer_work():
+    config = te.TransformerConfig(500, 500, d_model=128, n_heads=4, d_ff=512, n_layers=2, max_len=400)
+    recompute, cached = (profiling.decoding_macs(config, 8, 20, 100, use_cache) for use_cache in (False, True))
+    assert recompute["linear layers"] > 10 * recompute["attention"]  # at this size, the linears dominate
+    assert 40 < sum(recompute.values()) / sum(cached.values()) < 50  # about (L + 1) / 2 for the linears

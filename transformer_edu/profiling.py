@@ -31,7 +31,7 @@ from typing import Callable, Iterator, NamedTuple
 import torch
 from torch.profiler import ProfilerActivity, profile, record_function
 
-__all__ = ["StepProfile", "profile_steps", "CATEGORIES"]
+__all__ = ["StepProfile", "profile_steps", "CATEGORIES", "decoding_macs"]
 
 #: Operator categories, in the order :meth:`StepProfile.table` prints them,
 #: each with the operators (matched by name prefix) it gathers.
@@ -205,3 +205,40 @@ def profile_steps(
     ranked = sorted(per_op.items(), key=lambda item: -sum(item[1]))[:n_top]
     top_ops = [(name, sum(times), len(times) / steps) for name, times in ranked]
     return StepProfile(step_ms, categories, top_ops, len(top_level) / steps, reads / steps)
+
+
+def decoding_macs(config, batch: int, source_length: int, steps: int, use_cache: bool) -> dict[str, int]:
+    """Multiply–adds of greedy decoding ``steps`` tokens, as the package computes them.
+
+    Counts the linear layers as well as attention: without the cache, step t
+    runs every linear layer (the projections, the feed-forward network, the
+    output layer) on all t positions of the prefix and recomputes the
+    cross-attention keys and values of the memory, so their cost grows like
+    L²/2 over L steps, and self-attention's like L³/3; with the cache, step t
+    runs them on one position and attends over t cached keys (L and L²/2).
+    The encoder runs once either way.
+
+    Args:
+        config: the model's :class:`~transformer_edu.TransformerConfig`
+            (D, d_ff, N layers, target vocabulary V).
+        batch: sentences B.
+        source_length: source positions S.
+        steps: generated tokens L.
+        use_cache: count the cached decoding (``True``) or the recomputation.
+
+    Returns:
+        ``{"linear layers": …, "attention": …}``, multiply–adds for the batch
+        (a floating-point operation count is twice these).
+    """
+    d, d_ff, n, vocab, s = config.d_model, config.d_ff, config.n_layers, config.tgt_vocab_size, source_length
+    encoder_row = 4 * d * d + 2 * d * d_ff  # W_Q, W_K, W_V, W_O and the FFN for one position, one layer
+    decoder_row = 6 * d * d + 2 * d * d_ff  # self W_Q|W_K|W_V and W_O, cross W_Q and W_O, the FFN
+    memory_kv = 2 * s * d * d  # the cross-attention keys and values of the memory, one layer
+    linear = n * (s * encoder_row) + (n * memory_kv if use_cache else 0)
+    attention = n * 2 * s * s * d  # the encoder: scores Q·K and the weighted sum of V
+    for t in range(1, steps + 1):  # step t has a prefix of t positions (BOS included)
+        rows = 1 if use_cache else t  # positions that go through the linear layers
+        linear += rows * (n * decoder_row + d * vocab) + (0 if use_cache else n * memory_kv)
+        self_keys = t if use_cache else t * t  # query-key pairs: the kernel scores the masked ones too
+        attention += n * 2 * d * (self_keys + rows * s)  # self- and cross-attention
+    return {"linear layers": batch * linear, "attention": batch * attention}
