@@ -113,7 +113,8 @@ def main() -> None:
     parser.add_argument("--beam-steps", type=int, default=40, help="new tokens for beam search")
     parser.add_argument("--profile-d-model", type=int, default=512,
                         help="d_model of the profiled model (heads 8, d_ff 4 · d_model, the other sizes as above)")
-    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--repeats", type=int, default=3,
+                        help="timed runs of each side (greedy settings shorter than the longest: proportionally more)")
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--threads", type=int, default=1,
                         help="torch.set_num_threads (default 1: on a shared CPU, more make timings erratic)")
@@ -146,12 +147,15 @@ def main() -> None:
     ratios: dict[str, float] = {}
     identical: dict[str, bool] = {}
     arithmetic: dict[str, float] = {}  # the same ratio in multiply-adds (linear layers and attention)
+    repeat_counts: dict[str, int] = {"beam": args.repeats, "profile": args.repeats}
     for n in steps:
         greedy = dict(max_len=n, min_len=n, bos_id=BOS, eos_id=EOS)
+        repeats = args.repeats * max(1, max(steps) // n)  # shorter settings more often: their medians steady sooner
+        repeat_counts[f"greedy {n}"] = repeats
         m, out = compare({
             "cache": lambda: greedy_decode(model, src, **greedy),
             "recompute": lambda: greedy_decode(model, src, use_cache=False, **greedy),
-        }, args.repeats, device, clock)
+        }, repeats, device, clock)
         identical[f"greedy, {n} tokens"] = torch.equal(out["cache"], out["recompute"])
         median |= {f"greedy {n}, {name}": t for name, t in m.items()}
         ratios[f"greedy, {n} new tokens: recompute / cache"] = m["recompute"] / m["cache"]
@@ -209,7 +213,7 @@ def main() -> None:
             "clock": clock,
             "setting": setting,
             "median_ms": {name: round(1000 * t, 1) for name, t in median.items()},
-            "repeats": args.repeats,
+            "repeats": repeat_counts,
             "outputs_identical": identical,
             "multiply_adds_ratio": {name: round(r, 1) for name, r in arithmetic.items()},
             "profile": {"setting": f"d_model {args.profile_d_model}, 8 heads, otherwise as above, {n} tokens",
@@ -223,7 +227,8 @@ def main() -> None:
         return
     print(f"decoding, {setting}, device {result['details']['device']}")
     for name, t in median.items():
-        print(f"  {name:28s} {1000 * t:9.1f} ms (median of {args.repeats})")
+        runs = repeat_counts["beam" if name.startswith("beam") else " ".join(name.split()[:2]).rstrip(",")]
+        print(f"  {name:28s} {1000 * t:9.1f} ms (median of {runs})")
     for name, r in ratios.items():
         macs = f" (multiply-adds: {arithmetic[name]:.1f}x)" if name in arithmetic else ""
         print(f"  {name}: {r:.2f}x{macs}")
