@@ -6,6 +6,8 @@ Usage (from the repository root)::
     python scripts/measure_costs.py --device cpu    # CPU only, even where a GPU exists
     python scripts/measure_costs.py --device all    # CPU, then CUDA when a GPU is present
     python scripts/measure_costs.py --render-only   # rewrite book/costs.md from the JSON
+    python scripts/measure_costs.py --device cpu --benchmark benchmarks/decoding.py
+                                                    # re-run one benchmark, keep the rest
 
 Every run of a device replaces the earlier results of that device in
 ``book/_data/costs.json`` and keeps the others, so CPU and GPU numbers may come
@@ -171,6 +173,10 @@ def render_markdown(data: dict) -> str:
                 if bench["script"] == script:
                     labels += [k for k in bench.get("ratios", {}) if k not in labels]
         name = f"`{script}`" + (f": {description}" if description else "")
+        dates = sorted({b["date"] for run in runs for b in run["benchmarks"]
+                        if b["script"] == script and b.get("date") and b["date"] != run["date"]})
+        if dates:  # re-measured on its own (--benchmark) after the chapters
+            name += f" (measured on {', '.join(dates)})"
         if not labels:
             labels = [""]
         for row, label in enumerate(labels):
@@ -312,6 +318,7 @@ def run_benchmark(path: Path, device: str) -> dict:
         record.update(status="error", error=f"output breaks the contract: {error!r}")
         return record
     record.update(
+        date=dt.date.today().isoformat(),
         description=str(payload.get("description", "")),
         ratios=ratios,
         details={k: v for k, v in payload.items() if k not in ("description", "ratios")},
@@ -349,6 +356,26 @@ def measure(device: str) -> dict:
     return run
 
 
+def remeasure_benchmark(parser: argparse.ArgumentParser, data: dict, script: str, device: str) -> int:
+    """Run one benchmark on ``device`` and put its record in place of the old one in that device's run."""
+    path = (REPO_ROOT / script).resolve()
+    if path.parent != BENCHMARKS_DIR or not path.exists() or path.name.startswith("_"):
+        parser.error(f"--benchmark {script}: not a benchmark script in benchmarks/")
+    if device not in ("cpu", "cuda"):
+        parser.error(f"--benchmark needs --device cpu or --device cuda, got {device}")
+    runs = [run for run in data.get("runs", []) if run["device"] == device]
+    if not runs:
+        parser.error(f"--benchmark: no earlier {device} run in the JSON; measure everything first")
+    record = run_benchmark(path, device)
+    benchmarks = runs[0]["benchmarks"]
+    index = next((i for i, b in enumerate(benchmarks) if b["script"] == record["script"]), len(benchmarks))
+    benchmarks[index:index + 1] = [record]
+    write_page(data)
+    print(f"[{device}] {record['script']}: {record['status']} {record.get('ratios', '')}")
+    print(f"wrote {COSTS_JSON.relative_to(REPO_ROOT)} and {COSTS_MD.relative_to(REPO_ROOT)}")
+    return 0 if record["status"] == "ok" else 1
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
@@ -360,12 +387,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--render-only", action="store_true", help="only rewrite book/costs.md from the JSON"
     )
+    parser.add_argument(
+        "--benchmark",
+        metavar="SCRIPT",
+        help="re-run only this benchmark (e.g. benchmarks/decoding.py) on --device (cpu or cuda) "
+        "and replace its record in that device's earlier run",
+    )
     args = parser.parse_args(argv)
 
     data = load_costs()
     if args.render_only:
         write_page(data)
         return 0
+    if args.benchmark:
+        return remeasure_benchmark(parser, data, args.benchmark, args.device)
 
     import torch
 
