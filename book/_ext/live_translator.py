@@ -6,6 +6,9 @@ extension
 
 * adds ``live-translator.js`` (deferred) and ``live-translator.css`` from
   ``book/_static`` to the pages holding that container, and to no other page;
+  the script tag carries the sizes of what the demo will fetch
+  (``data-runtime-bytes``, ``data-model-bytes``), which the page tells the
+  reader before the first run;
 * copies into ``_static/live-translator/`` of the built site what the demo
   fetches when the reader starts it, and not before:
 
@@ -73,9 +76,20 @@ def _on_builder_inited(app: Sphinx) -> None:
         site_files(app.srcdir)  # fail early, before the pages are written
 
 
+def download_sizes(srcdir: str | Path) -> dict[str, int]:
+    """Bytes the demo fetches when it starts: ``{"runtime": ..., "model": ...}``."""
+    sizes = {"runtime": 0, "model": 0}
+    for relative, source in site_files(srcdir).items():
+        sizes["runtime" if relative.parts[0] == "ort" else "model"] += source.stat().st_size
+    return sizes
+
+
 def _add_page_files(app: Sphinx, pagename, templatename, context, doctree) -> None:
     if CONTAINER in context.get("body", ""):
-        app.add_js_file(SCRIPT, loading_method="defer")
+        sizes = download_sizes(app.srcdir)  # the page tells the reader what the first run costs
+        app.add_js_file(SCRIPT, loading_method="defer", **{
+            "data-runtime-bytes": str(sizes["runtime"]), "data-model-bytes": str(sizes["model"]),
+        })
         app.add_css_file(STYLESHEET)
 
 

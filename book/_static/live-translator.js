@@ -26,8 +26,11 @@
   const RUNTIME_URL = new URL('ort/ort.wasm.bundle.min.mjs', ASSETS);
   const WASM_URL = new URL('ort/ort-wasm-simd-threaded.wasm', ASSETS);
   const MODEL_URL = new URL('model/', ASSETS);
-  const SIZES_NOTE = 'The first translation loads ONNX Runtime Web (about 14 MB of ' +
-    'WebAssembly) and the model (about 1.3 MB) from this site.';
+  const megabytes = (bytes) => `${(Number(bytes) / 1e6).toFixed(1)} MB`;
+  const SIZES_NOTE = script && script.dataset.runtimeBytes
+    ? `The first translation loads ONNX Runtime Web (${megabytes(script.dataset.runtimeBytes)}) ` +
+      `and the model (${megabytes(script.dataset.modelBytes)}) from this site.`
+    : 'The first translation loads ONNX Runtime Web and the model from this site.';
   const KNOWN_SHOWN = 8;
 
   // ------------------------------------------------------------------ state
