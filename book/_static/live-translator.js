@@ -457,10 +457,14 @@
 
   function heatmap(id, title, weights, allowed, rowLabels, colLabels, rowLang, colLang, colours, blocked) {
     const cell = 26;
-    const labelChars = (labels) => Math.max(...labels.map((label) => [...label].length));
-    const rowWidth = 14 + 7.5 * labelChars(rowLabels);
-    const colHeight = 14 + 6 * labelChars(colLabels);
-    const width = rowWidth + cell * colLabels.length + 4;
+    // Label lengths in px at 11 px: a Hangul syllable is about as wide as it is high.
+    const textWidth = (label) => [...label].reduce((w, ch) => w + (/[\u1100-\u11ff\u3130-\u318f\uac00-\ud7a3]/
+      .test(ch) ? 11.5 : 6.8), 0);
+    const longest = (labels) => Math.max(...labels.map(textWidth));
+    const rowWidth = 10 + longest(rowLabels);
+    const colLength = longest(colLabels); // drawn at -60°: cos 60° across, sin 60° up
+    const colHeight = 10 + 0.87 * colLength;
+    const width = rowWidth + cell * colLabels.length + Math.max(4, 0.5 * colLength - cell / 2);
     const height = colHeight + cell * rowLabels.length + 4;
     const svg = svgElement('svg', { viewBox: `0 0 ${width} ${height}`, role: 'img',
       'aria-label': `${title}: rows are the queries (${rowLabels.join(' ')}), columns the keys ` +
