@@ -116,6 +116,57 @@ def test_vocab_json_holds_what_the_page_needs(translator):
     json.dumps(vocab)  # serialisable
 
 
+def python_tokens(translator, sentence: str) -> list[str]:
+    """The source tokens the Translator reads for ``sentence`` (before <eos>)."""
+    if hasattr(translator, "source_tokens"):
+        return translator.source_tokens(sentence)
+    return sentence.split()
+
+
+def natural_inputs(test_pairs) -> list[str]:
+    """Sentences as a reader may type them: odd spaces, decomposed Hangul (NFD)."""
+    import unicodedata
+
+    sentences = [korean for korean, _ in test_pairs[:30]]
+    if hasattr(data, "detokenize_korean"):  # the grammar stores tokens; readers write words
+        sentences = [data.detokenize_korean(k) for k in sentences]
+    odd = [f"  {k.replace(' ', chr(0x3000), 1)}\t" for k in sentences[:10]]
+    decomposed = [unicodedata.normalize("NFD", k) for k in sentences[10:20]]
+    return sentences + odd + decomposed + ["고양이가\u2003생선을\n먹었다", "나는 학교에 간다\u00a0"]
+
+
+def test_onnx_tokens_follow_the_translator(translator, shipped, test_pairs):
+    rule = shipped.vocab["tokenizer"]
+    assert rule["kind"] == ("whitespace" if getattr(translator, "src_tokenizer", None) is None else "table")
+    import sys
+
+    assert rule["whitespace"] == "".join(chr(c) for c in range(sys.maxunicode + 1) if chr(c).isspace())
+    for sentence in [korean for korean, _ in test_pairs] + natural_inputs(test_pairs):
+        assert shipped.tokens(sentence) == python_tokens(translator, sentence), repr(sentence)
+
+
+def test_max_steps_is_the_translators(translator, shipped, test_pairs, monkeypatch):
+    from transformer_edu import translator as translator_module
+
+    seen = []
+    real = translator_module.greedy_decode
+
+    def spy(model, src, **kwargs):
+        seen.append((src.shape[1], kwargs["max_len"]))
+        return real(model, src, **kwargs)
+
+    monkeypatch.setattr(translator_module, "greedy_decode", spy)
+    for korean, _ in test_pairs[:5]:
+        translator.translate(korean, beam_size=1)
+    assert seen and all(steps == shipped.max_steps(length) for length, steps in seen), seen
+
+
+def test_shipped_files_carry_no_debug_info():
+    for name in (export.ENCODER_FILE, export.DECODER_FILE):
+        content = (export.ONNX_DIR / name).read_bytes()
+        assert b"stack_trace" not in content and b"transformer_edu/" not in content, name
+
+
 def test_graph_signatures_are_dynamic_in_batch_and_lengths():
     expected_types = {"src": "INT64", "tgt": "INT64", "memory": "FLOAT", "src_mask": "BOOL",
                       "tgt_mask": "BOOL", "logits": "FLOAT"}

@@ -32,8 +32,10 @@ from transformer_edu.pretrained import pretrained_translator
 
 if __package__:
     from . import book_support as bs
+    from .test_export import natural_inputs, python_tokens
 else:
     import book_support as bs
+    from test_export import natural_inputs, python_tokens
 
 sys.path.insert(0, str(bs.REPO_ROOT / "book" / "_ext"))
 import live_translator as extension  # noqa: E402  (the book's Sphinx extension)
@@ -391,6 +393,30 @@ def test_mask_switches_recompute_what_pytorch_predicts(site, translator):
         assert page["maskedEnglish"] in tab.text_content("#live-translator-effect")
         pads = tab.locator("#live-translator-map-encoder rect[data-col='%d']" % (len(page["sourceTokens"]) - 1))
         assert all(pads.nth(i).get_attribute("data-blocked") == "false" for i in range(pads.count()))
+        assert_clean(visit)
+    finally:
+        context.close()
+
+
+@needs_chromium
+def test_page_tokenizes_as_python_does(site, translator):
+    test = data.toy_translation_splits(0)["test"]
+    sentences = [korean for korean, _ in test] + natural_inputs(test)
+    context, tab, visit = open_page(site)
+    try:
+        assert translate(tab, RUNNING[0], timeout=LOAD_TIMEOUT_MS) == "done"
+        got = tab.evaluate("(texts) => texts.map((t) => window.liveTranslator.tokenize(t))", sentences)
+        for sentence, tokens in zip(sentences, got):
+            assert tokens == python_tokens(translator, sentence), repr(sentence)
+        # Natural input goes all the way through: the page does what the Translator does.
+        for sentence in natural_inputs(test)[-4:]:
+            try:
+                expected = translator.translate(sentence, beam_size=1)
+            except ValueError:  # the Translator refuses it: the page names the unknown word
+                assert translate(tab, sentence) == "unknown", repr(sentence)
+                continue
+            assert translate(tab, sentence) == "done", repr(sentence)
+            assert tab.text_content("#live-translator-output") == expected
         assert_clean(visit)
     finally:
         context.close()

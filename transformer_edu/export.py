@@ -35,6 +35,7 @@ import json
 import logging
 import os
 import sys
+import unicodedata
 import warnings
 from pathlib import Path
 from typing import Sequence
@@ -69,6 +70,11 @@ a sentence four tokens longer would: with the padding mask they change
 nothing; without it, every query also attends to them."""
 
 FORMAT_VERSION = 1
+
+MAX_STEPS = {"per_source_token": 2, "extra": 10}
+"""The decoding limit of :meth:`Translator.translate` with its default
+``max_len``: ``min(per_source_token · S + extra, max_len)`` target tokens for
+a source of S ids (``<eos>`` counted); a test checks it against the Translator."""
 
 
 class EncoderGraph(nn.Module):
@@ -175,6 +181,28 @@ def model_fingerprint(translator: Translator) -> str:
     return digest.hexdigest()
 
 
+def _python_whitespace() -> str:
+    """Every character ``str.split()`` splits on, so that the page splits the same way."""
+    return "".join(chr(c) for c in range(sys.maxunicode + 1) if chr(c).isspace())
+
+
+def tokenizer_json(translator: Translator) -> dict:
+    """How the page turns the reader's text into source tokens, as data.
+
+    ``kind`` is ``"whitespace"`` (split on whitespace, as ``str.split()``)
+    or ``"table"``: the translator's source tokenizer (``src_tokenizer``,
+    :class:`~transformer_edu.data.KoreanTokenizer`), whose ``to_dict()`` is
+    included: normalise the text to ``normalize`` (NFC), split it on
+    whitespace, replace each word that is a key of ``splits`` by its two
+    tokens. ``whitespace`` lists the characters Python splits on.
+    """
+    _check_translator(translator)
+    tokenizer = getattr(translator, "src_tokenizer", None)
+    if tokenizer is None:
+        return {"kind": "whitespace", "normalize": None, "whitespace": _python_whitespace()}
+    return {"kind": "table", "normalize": "NFC", "whitespace": _python_whitespace(), **tokenizer.to_dict()}
+
+
 def vocab_json(translator: Translator) -> dict:
     """Everything the page needs besides the two graphs, as a JSON-serialisable dict.
 
@@ -199,9 +227,9 @@ def vocab_json(translator: Translator) -> dict:
         "special_ids": specials,
         "never_generate": sorted({Vocab.pad_id, Vocab.bos_id, Vocab.unk_id}),
         "max_len": config.max_len,
-        "max_steps": {"per_source_token": 2, "extra": 10},
+        "max_steps": dict(MAX_STEPS),
         "pad_extra": PAD_EXTRA,
-        "tokenizer": {"kind": "whitespace"},
+        "tokenizer": tokenizer_json(translator),
         "d_model": config.d_model,
         "n_heads": config.n_heads,
         "n_layers": config.n_layers,
@@ -279,6 +307,29 @@ def _export_graph(graph: nn.Module, args: tuple, path: Path, dynamic: dict, opse
             output_names=list(names["outputs"]), opset_version=opset, dynamo=True,
             dynamic_shapes=dynamic, external_data=False, verbose=False,
         )
+    _strip_debug_info(path)
+
+
+def _strip_debug_info(path: Path) -> None:
+    """Drop the exporter's debugging notes (source paths, line numbers, module names).
+
+    They make the file depend on where and how the export ran; without them
+    the same model always gives the same bytes.
+    """
+    import onnx
+
+    model = onnx.load(str(path))
+    graphs = [model.graph, *(f for f in model.functions)]
+    for graph in graphs:
+        del graph.metadata_props[:]
+        nodes = graph.node
+        values = [*getattr(graph, "value_info", []), *getattr(graph, "input", []), *getattr(graph, "output", []),
+                  *getattr(graph, "initializer", [])]
+        for item in [*nodes, *values]:
+            del item.metadata_props[:]
+            item.doc_string = ""
+    del model.metadata_props[:]
+    onnx.save(model, str(path))
 
 
 def _check_translator(translator: object) -> None:
@@ -346,11 +397,16 @@ class OnnxTranslator:
         return tuple(torch.from_numpy(o) for o in self.decoder.run(None, feeds))
 
     def tokens(self, sentence: str) -> list[str]:
-        """The source tokens of ``sentence`` by ``vocab.json``'s rule."""
+        """The source tokens of ``sentence`` by ``vocab.json``'s rule (see :func:`tokenizer_json`)."""
         rule = self.vocab["tokenizer"]
-        if rule["kind"] != "whitespace":
+        if rule["kind"] not in ("whitespace", "table"):
             raise ValueError(f"unknown tokenizer kind {rule['kind']!r} in {VOCAB_FILE}")
-        return sentence.split()
+        if rule["normalize"]:
+            sentence = unicodedata.normalize(rule["normalize"], sentence)
+        words = sentence.split()
+        if rule["kind"] == "whitespace":
+            return words
+        return [token for word in words for token in rule["splits"].get(word, [word])]
 
     def max_steps(self, source_length: int) -> int:
         """The most target tokens for a source of ``source_length`` ids (``<eos>`` counted)."""

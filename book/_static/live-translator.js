@@ -148,6 +148,8 @@
           ort.InferenceSession.create(new URL('decoder.onnx', MODEL_URL).href, options),
         ]);
         vocab.srcIndex = new Map(vocab.src_itos.map((token, id) => [token, id]));
+        prepareTokenizer(vocab);
+        window.liveTranslator.tokenize = (text) => tokenize(vocab, text); // for the tests
         state.timings.loadMs = performance.now() - start;
         return { ort, encoder, decoder, vocab };
       })();
@@ -157,10 +159,38 @@
   }
 
   // --------------------------------------------------------- tokenisation
-  function tokenize(vocab, text) {
+  // vocab.tokenizer is the rule of transformer_edu.export.tokenizer_json, as data: normalise
+  // (NFC), split on the characters Python's str.split() splits on, and for kind "table" replace
+  // each word found in `splits` by its two tokens (고양이가 → 고양이 가).
+  function prepareTokenizer(vocab) {
     const rule = vocab.tokenizer;
-    if (rule.kind === 'whitespace') return text.trim().split(/\s+/).filter(Boolean);
-    throw new Error(`vocab.json has a tokenizer of kind ${rule.kind}, which this page does not know`);
+    if (rule.kind !== 'whitespace' && rule.kind !== 'table') {
+      throw new Error(`vocab.json has a tokenizer of kind ${rule.kind}, which this page does not know`);
+    }
+    const escaped = [...rule.whitespace].map((ch) => `\\u{${ch.codePointAt(0).toString(16)}}`).join('');
+    rule.separator = new RegExp(`[${escaped}]+`, 'u');
+    rule.table = new Map(Object.entries(rule.kind === 'table' ? rule.splits : {}));
+    // What a reader may type: written words whose tokens are all known, and the other tokens.
+    const parts = new Set(rule.table.size ? [...rule.table.values()].flat() : []);
+    const written = [...rule.table.entries()]
+      .filter(([, tokens]) => tokens.every((token) => vocab.srcIndex.has(token)))
+      .map(([word]) => word);
+    vocab.knownWords = [...written,
+      ...vocab.src_itos.filter((token) => !token.startsWith('<') && !parts.has(token))];
+  }
+
+  function words(vocab, text) {
+    const rule = vocab.tokenizer;
+    const normal = rule.normalize ? text.normalize(rule.normalize) : text;
+    return normal.split(rule.separator).filter(Boolean);
+  }
+
+  function wordTokens(vocab, word) {
+    return vocab.tokenizer.table.get(word) || [word];
+  }
+
+  function tokenize(vocab, text) {
+    return words(vocab, text).flatMap((word) => wordTokens(vocab, word));
   }
 
   function editDistance(a, b) {
@@ -179,9 +209,10 @@
   }
 
   function unknownMessage(vocab, unknown) {
-    const known = vocab.src_itos.filter((token) => !token.startsWith('<'));
-    const parts = unknown.map((word) => {
-      const close = known
+    const known = vocab.knownWords;
+    const hints = unknown.map((word) => {
+      const sameStart = known.filter((token) => token[0] === word[0]); // the stem comes first
+      const close = (sameStart.length ? sameStart : known)
         .map((token) => [editDistance(word, token), token])
         .filter(([distance, token]) => distance <= Math.max(1, Math.floor([...token].length / 2)))
         .sort((p, q) => p[0] - q[0] || (p[1] < q[1] ? -1 : 1))
@@ -190,7 +221,7 @@
       return close.length ? `“${word}” (did you mean ${close.join(' or ')}?)` : `“${word}”`;
     });
     const sample = known.filter((token) => !unknown.includes(token)).slice(0, KNOWN_SHOWN);
-    return `Unknown word${unknown.length > 1 ? 's' : ''}: ${parts.join(', ')}. The model knows ` +
+    return `Unknown word${unknown.length > 1 ? 's' : ''}: ${hints.join(', ')}. The model knows ` +
       `only the ${known.length} words of its training data, such as ${sample.join(', ')}.`;
   }
 
@@ -237,8 +268,7 @@
     const { ort, encoder, decoder, vocab } = model;
     const ids = vocab.special_ids;
     const never = new Set(vocab.never_generate);
-    const words = tokenize(vocab, sentence);
-    const sourceIds = [...words.map((w) => vocab.srcIndex.get(w)), ids.eos];
+    const sourceIds = [...tokenize(vocab, sentence).map((token) => vocab.srcIndex.get(token)), ids.eos];
     const padded = [...sourceIds, ...Array(vocab.pad_extra).fill(ids.pad)];
     const S = padded.length;
     const srcMaskValues = padded.map((id) => !usePadding || id !== ids.pad);
@@ -279,7 +309,7 @@
     const following = [...forced.slice(1), ids.eos];
     return {
       sentence, usePadding, useCausal, english: english.join(' '),
-      sourceTokens: padded.map((id, i) => (i < words.length ? words[i] : vocab.src_itos[id])),
+      sourceTokens: padded.map((id) => vocab.src_itos[id]),
       targetTokens: forced.map((id) => vocab.tgt_itos[id]),
       srcMask: srcMaskValues, tgtMask: tgtMaskValues,
       predictions: predictions.map((id) => vocab.tgt_itos[id]),
@@ -346,18 +376,19 @@
       return;
     }
     const { vocab } = model;
-    const words = tokenize(vocab, sentence);
-    const unknown = [...new Set(words.filter((word) => !vocab.srcIndex.has(word)))];
+    const unknown = [...new Set(words(vocab, sentence).filter(
+      (word) => !wordTokens(vocab, word).every((token) => vocab.srcIndex.has(token))))];
     if (unknown.length) {
       clearResult(ui);
       setStatus(ui, unknownMessage(vocab, unknown), 'error');
       ui.root.dataset.state = 'unknown';
       return;
     }
+    const count = tokenize(vocab, sentence).length;
     const longest = vocab.max_len - vocab.pad_extra - 1;
-    if (words.length > longest) {
+    if (count > longest) {
       clearResult(ui);
-      setStatus(ui, `That is ${words.length} words; the model reads at most ${longest}.`, 'error');
+      setStatus(ui, `That is ${count} tokens; the model reads at most ${longest}.`, 'error');
       ui.root.dataset.state = 'too-long';
       return;
     }
