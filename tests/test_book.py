@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import filecmp
 import importlib.util
+import json
 import re
 from html.parser import HTMLParser
 from pathlib import Path
@@ -139,24 +140,49 @@ def test_chapter_page_offers_its_notebook(built_book, notebook):
 # Offline: Plotly and MathJax come from the site                               #
 # --------------------------------------------------------------------------- #
 
-def test_no_page_loads_plotly_from_a_cdn(built_book):
+def has_explorer(page: Path) -> bool:
+    return 'class="tse-explorer"' in page.read_text(encoding="utf-8")
+
+
+def test_only_pages_with_an_explorer_load_its_script_and_none_loads_plotly(built_book):
+    """Plotly (1.5 MB) is never in a page's <head>: explorers.js loads it from
+    the site, on pages with an explorer, once one comes near the view."""
     for page in built_pages(built_book):
-        scripts = page_resources(page).scripts
-        remote_plotly = [s for s in scripts if is_remote(s) and "plotly" in s.lower()]
-        assert not remote_plotly, f"{page.name} loads Plotly from {remote_plotly}"
-    for name in bs.toc_files():
-        scripts = page_resources(bs.html_path(name)).scripts
-        local = [s for s in scripts if s.split("?")[0].endswith("_static/plotly.min.js")]
-        assert local, f"{name} does not load _static/plotly.min.js"
+        scripts = [s.split("?")[0] for s in page_resources(page).scripts]
+        assert not [s for s in scripts if "plotly" in s.lower()], f"{page.name} loads Plotly in <head>"
+        explorers = [s for s in scripts if s.endswith("_static/explorers.js")]
+        styles = [s for s in page_resources(page).stylesheets if "explorers.css" in s]
+        if has_explorer(page):
+            assert len(explorers) == 1 and len(styles) == 1, page.name
+            assert re.search(r'<script data-tse-explorers="1" defer="defer" src="[^"]*explorers\.js',
+                             page.read_text(encoding="utf-8"))
+        else:
+            assert not explorers and not styles, f"{page.name} has no explorer but loads its script"
+    # the inline copy each explorer carries for Jupyter is not in the book
+    for page in built_pages(built_book):
+        assert "data-tse-inline" not in page.read_text(encoding="utf-8")
 
 
-def test_site_serves_the_installed_plotly(built_book):
-    import plotly
+def test_site_serves_plotly_from_npm_pinned_to_the_version_of_plotly_py(built_book):
+    from plotly.offline import get_plotlyjs_version
 
-    bundled = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
-    served = built_book.html_dir / "_static" / "plotly.min.js"
-    assert served.is_file()
-    assert filecmp.cmp(bundled, served, shallow=False)
+    lock = json.loads((bs.REPO_ROOT / "package-lock.json").read_text(encoding="utf-8"))
+    pinned = lock["packages"]["node_modules/plotly.js-cartesian-dist-min"]
+    assert pinned["version"] == get_plotlyjs_version(), (
+        "package.json pins plotly.js-cartesian-dist-min to another version than "
+        "the plotly.js of the installed plotly package"
+    )
+    assert pinned["integrity"].startswith("sha512-")
+    installed = bs.REPO_ROOT / "node_modules" / "plotly.js-cartesian-dist-min" / "plotly-cartesian.min.js"
+    served = built_book.html_dir / "_static" / "plotly-cartesian.min.js"
+    assert filecmp.cmp(installed, served, shallow=False)
+    text = served.read_text(encoding="utf-8")
+    assert f"v{get_plotlyjs_version()}" in text[:300]
+    for trace in ("heatmap", "bar", "scatter"):  # what the explorers draw
+        assert f'moduleType:"trace",name:"{trace}"' in text
+    for name, source in (("explorers.js", "explorer.js"), ("explorers.css", "explorer.css")):
+        package = bs.REPO_ROOT / "transformer_edu" / "assets" / "explorer" / source
+        assert filecmp.cmp(package, built_book.html_dir / "_static" / name, shallow=False)
 
 
 def test_no_page_loads_scripts_or_styles_from_the_network(built_book):
@@ -251,3 +277,173 @@ def test_glossary_has_sixty_terms_each_with_a_korean_name():
     for term, definition in entries.items():
         assert HANGUL.search(definition), f"glossary term {term!r} has no Korean name"
         assert len(definition) > 30, f"glossary term {term!r} has no definition"
+
+
+# --------------------------------------------------------------------------- #
+# Page fixes of the book's extension (book/_ext/book_assets.py)                #
+# --------------------------------------------------------------------------- #
+
+def load_book_assets():
+    path = bs.REPO_ROOT / "book" / "_ext" / "book_assets.py"
+    spec = importlib.util.spec_from_file_location("book_assets", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("page, expected", [
+    ("<p>cat 고양이가 생선을 먹었다.</p>", '<p>cat <span lang="ko">고양이가 생선을 먹었다</span>.</p>'),
+    ("<td>고양이</td><td>개</td>", '<td><span lang="ko">고양이</span></td><td><span lang="ko">개</span></td>'),
+    ('<a title="고양이" href="#">x</a>', '<a title="고양이" href="#">x</a>'),  # attributes untouched
+    ("<script>var s = '고양이';</script>", "<script>var s = '고양이';</script>"),
+    ("<style>p::before { content: '개'; }</style>", "<style>p::before { content: '개'; }</style>"),
+    ("<title>고양이</title>", "<title>고양이</title>"),
+    ("<option>고양이</option>", "<option>고양이</option>"),
+    ('<span class="math">\\(\\text{개}\\)</span> 개',
+     '<span class="math">\\(\\text{개}\\)</span> <span lang="ko">개</span>'),
+    ('<p lang="ko">이미 <b>한국어</b></p>', '<p lang="ko">이미 <b>한국어</b></p>'),
+    ("<svg><text>고양이</text></svg><br/>개", '<svg><text>고양이</text></svg><br/><span lang="ko">개</span>'),
+    ("<!-- 고양이 --><p>plain</p>", "<!-- 고양이 --><p>plain</p>"),
+])
+def test_hangul_runs_are_wrapped_in_lang_ko(page, expected):
+    assert load_book_assets().wrap_hangul(page) == expected
+
+
+def test_head_scripts_are_deferred_and_inline_ones_kept():
+    assets = load_book_assets()
+    page = ('<head><script src="a.js"></script><script>var x = 1;</script>'
+            '<script async src="b.js"></script><script type="module" src="c.js"></script></head>'
+            '<body><script src="d.js"></script></body>')
+    fixed = assets.defer_head_scripts(page)
+    assert '<script defer src="a.js"></script><script>var x = 1;</script>' in fixed
+    assert '<script async src="b.js">' in fixed and '<script type="module" src="c.js">' in fixed
+    assert '<body><script src="d.js"></script>' in fixed  # only <head> is changed
+
+
+class _Text(HTMLParser):
+    """Text outside script/style/title, with whether a lang="ko" element encloses it."""
+
+    SKIP = {"script", "style", "title", "textarea", "option", "svg"}
+    VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta",
+            "param", "source", "track", "wbr"}
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.stack: list[tuple[str, bool]] = []
+        self.unmarked: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        if tag not in self.VOID:
+            attrs = dict(attrs)
+            korean = (attrs.get("lang") or "").startswith("ko")
+            math = "math" in (attrs.get("class") or "").split()
+            self.stack.append((tag, korean or math or tag in self.SKIP))
+
+    def handle_endtag(self, tag):
+        for index in range(len(self.stack) - 1, -1, -1):
+            if self.stack[index][0] == tag:
+                del self.stack[index:]
+                break
+
+    def handle_data(self, data):
+        if HANGUL.search(data) and not any(marked for _, marked in self.stack):
+            self.unmarked.append(data.strip()[:60])
+
+
+def test_every_korean_text_of_every_page_is_marked_lang_ko(built_book):
+    for page in built_pages(built_book):
+        if "_static" in page.parts:
+            continue
+        parser = _Text()
+        parser.feed(page.read_text(encoding="utf-8"))
+        assert not parser.unmarked, f"{page.name}: Hangul without lang=ko: {parser.unmarked[:3]}"
+
+
+def test_pages_drop_dead_weight_and_render_blocking_scripts(built_book):
+    for page in built_pages(built_book):
+        if "_static" in page.parts:
+            continue
+        html = page.read_text(encoding="utf-8")
+        assert "fontawesome.js" not in html, page.name  # 1.5 MB; the theme's CSS draws the icons
+        assert "widget-state+json" not in html, page.name  # no widget manager runs in the book
+        head = html[: html.find("</head>")]
+        blocking = re.findall(r"<script (?![^>]*\b(?:defer|async)\b)[^>]*\bsrc=[^>]*>", head)
+        assert not blocking, f"{page.name}: scripts that hold back the first paint: {blocking}"
+
+
+def test_hidden_cell_toggles_are_named_by_their_visible_text(built_book):
+    for page in built_pages(built_book):
+        html = page.read_text(encoding="utf-8")
+        assert 'aria-label="Toggle hidden content"' not in html, page.name
+        for summary in re.findall(r"<summary[^>]*>", html):
+            assert "aria-label" not in summary, f"{page.name}: {summary}"
+
+
+# --------------------------------------------------------------------------- #
+# The book builds from requirements-book.txt alone (no torch)                  #
+# --------------------------------------------------------------------------- #
+
+def test_a_fresh_environment_with_requirements_book_builds_the_book_without_torch(tmp_path):
+    """What .ci/book installs is enough: a new virtual environment with only
+    requirements-book.txt (installed with uv, which is pip-compatible and
+    fast) builds the whole book, warnings as errors, and has no torch."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    uv = shutil.which("uv")
+    if uv is None:
+        pytest.skip("uv is not installed (pip install -r requirements.txt)")
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    python = venv / "bin" / "python"
+    install = subprocess.run(
+        [uv, "pip", "install", "--quiet", "--python", str(python), "-r",
+         str(bs.REPO_ROOT / "requirements-book.txt")],
+        capture_output=True, text=True, timeout=600,
+    )
+    assert install.returncode == 0, install.stderr[-3000:]
+    for heavy in ("torch", "numpy", "matplotlib", "plotly"):
+        found = subprocess.run([str(python), "-c", f"import {heavy}"], capture_output=True)
+        assert found.returncode != 0, f"requirements-book.txt pulls in {heavy}"
+    build = subprocess.run(
+        [str(python), "-c", "from jupyter_book.cli.main import main; main()", "build",
+         str(bs.REPO_ROOT), "--all", "-W", "-n", "--keep-going", "--path-output", str(tmp_path)],
+        capture_output=True, text=True, timeout=900, cwd=tmp_path,
+        env={key: value for key, value in os.environ.items() if key != "PYTHONPATH"},
+    )
+    log = build.stdout + build.stderr
+    assert build.returncode == 0, log[-6000:]
+    assert "build succeeded" in log and "WARNING" not in log, log[-6000:]
+    for page in bs.toc_files():
+        assert (tmp_path / "_build" / "html" / f"{page}.html").is_file(), page
+
+
+# --------------------------------------------------------------------------- #
+# The API reference                                                            #
+# --------------------------------------------------------------------------- #
+
+def test_api_reference_documents_every_public_name_under_its_module(built_book):
+    import transformer_edu as te
+    from transformer_edu import interactive, viz
+
+    html = bs.html_path("book/api").read_text(encoding="utf-8")
+    missing = []
+    for module, names in ((te, te.__all__), (interactive, interactive.__all__), (viz, viz.__all__)):
+        for name in names:
+            value = getattr(module, name)
+            home = getattr(value, "__module__", None) or module.__name__
+            if not home.startswith("transformer_edu"):
+                home = module.__name__  # a constant: documented where it is defined
+            anchor = f'id="{home}.{name}"'
+            if anchor not in html:
+                missing.append(f"{home}.{name}")
+    assert not missing, f"not in book/api: {missing}"
+    # the Shape sections come through as lists of literal shapes
+    assert "<p class=\"rubric\">Shape</p>" in html
+    assert "Parameters" in html and "Returns" in html
+
+
+def test_api_reference_is_in_the_toc():
+    assert "book/api" in bs.toc_files()

@@ -11,6 +11,9 @@ from transformer_edu.translator import Translator, UnknownWordsError
 
 SENTENCE = "고양이가 생선을 먹었다"
 
+# Beam search on tiny models runs far faster on one thread (conftest.py).
+pytestmark = pytest.mark.usefixtures("one_thread")
+
 
 @pytest.fixture(scope="module")
 def translator() -> Translator:
@@ -28,71 +31,75 @@ def _src(translator: Translator, sentence: str) -> torch.Tensor:
     return data.pad_batch([translator.src_vocab.encode(sentence)], data.Vocab.pad_id)
 
 
-def _slider_args(fig, alpha: float) -> dict:
-    (slider,) = fig.layout.sliders
-    (step,) = [s for s in slider.steps if s.label == f"{alpha:g}"]
-    return step.args[0]
+def _bars(explorer, beam_size: int, alpha: float):
+    """The bar trace and its annotations for one setting."""
+    (panel,) = explorer.state(beam_size=beam_size, alpha=alpha).panels
+    (trace,) = panel.data
+    texts = [a["text"] for a in panel.layout["annotations"]]
+    return trace, texts
 
 
-def test_one_trace_per_beam_size_and_one_slider_step_per_alpha(translator):
-    fig = interactive.beam_explorer_figure(translator, SENTENCE, beam_sizes=(1, 2, 4, 8), alphas=(0.0, 0.6, 1.0),
-                                           start_beam_size=4, start_alpha=0.6)
-    assert [trace.name for trace in fig.data] == ["K = 1", "K = 2", "K = 4", "K = 8"]
-    assert [trace.visible for trace in fig.data] == [False, False, True, False]
-    (menu,) = fig.layout.updatemenus
-    assert [b.args[0]["visible"] for b in menu.buttons] == [[k == j for j in range(4)] for k in range(4)]
-    assert menu.active == 2
-    (slider,) = fig.layout.sliders
-    assert [s.label for s in slider.steps] == ["0", "0.6", "1"] and slider.active == 1
-    for trace in fig.data:  # every bar sits left of 0: scores are log-probabilities
-        assert all(x <= 0 for x in trace.x)
+def _hypothesis(text: str) -> str:
+    """'2. the cat ate (−0.52)' → 'the cat ate'."""
+    words = text.split(". ", 1)[1].rsplit(" (", 1)[0]
+    return words.removesuffix(" ✓").removesuffix(" …")
+
+
+def test_one_button_per_beam_size_and_one_slider_step_per_alpha(translator):
+    explorer = interactive.beam_explorer(translator, SENTENCE, beam_sizes=(1, 2, 4, 8), alphas=(0.0, 0.6, 1.0),
+                                         start_beam_size=4, start_alpha=0.6)
+    sizes, alphas = explorer.controls
+    assert isinstance(sizes, interactive.Buttons) and isinstance(alphas, interactive.Slider)
+    assert sizes.labels == ["K = 1 (greedy)", "K = 2", "K = 4", "K = 8"] and sizes.start == 4
+    assert alphas.labels == ["0", "0.6", "1"] and alphas.start == 0.6
+    for beam_size in (1, 2, 4, 8):
+        for alpha in (0.0, 0.6, 1.0):
+            trace, _ = _bars(explorer, beam_size, alpha)
+            assert all(x <= 0 for x in trace["x"])  # scores are log-probabilities
+    heights = {panel.height for state in explorer._states.values() for panel in state.panels}
+    assert len(heights) == 1  # the buttons do not move when K changes the number of bars
 
 
 @pytest.mark.parametrize("alpha", [0.0, 0.6, 1.0])
 def test_bars_are_the_nbest_lists_of_the_package(translator, alpha):
     beam_sizes = (1, 2, 4)
-    fig = interactive.beam_explorer_figure(translator, SENTENCE, beam_sizes=beam_sizes, start_beam_size=2)
-    args = _slider_args(fig, alpha)
+    explorer = interactive.beam_explorer(translator, SENTENCE, beam_sizes=beam_sizes, start_beam_size=2)
     src = _src(translator, SENTENCE)
     max_len = min(2 * src.shape[1] + 10, translator.model.config.max_len)
-    for index, beam_size in enumerate(beam_sizes):
+    for beam_size in beam_sizes:
+        trace, texts = _bars(explorer, beam_size, alpha)
         nbest = decoding.beam_search_nbest(translator.model, src, max_len=max_len, bos_id=data.Vocab.bos_id,
                                            eos_id=data.Vocab.eos_id, beam_size=beam_size, length_penalty=alpha)[0]
-        assert args["x"][index] == pytest.approx([h.score for h in nbest], abs=1e-3)
-        texts = [translator.tgt_vocab.decode(list(h.tokens)) or "(nothing: EOS first)" for h in nbest]
-        labels = args["y"][index]
-        assert [label.split(". ", 1)[1].removesuffix(" …") for label in labels] == texts
-        assert args["marker.color"][index] == ["#08306b"] + ["#6baed6"] * (len(labels) - 1)  # the winner is dark
+        assert trace["x"] == pytest.approx([h.score for h in nbest], abs=1e-3)
+        expected = [translator.tgt_vocab.decode(list(h.tokens)) or "(nothing: EOS first)" for h in nbest]
+        assert [_hypothesis(text) for text in texts] == expected
+        assert trace["marker"]["color"] == ["#08306b"] + ["#6baed6"] * (len(texts) - 1)  # the winner is dark
         best, _ = decoding.beam_search(translator.model, src, max_len=max_len, bos_id=data.Vocab.bos_id,
                                        eos_id=data.Vocab.eos_id, beam_size=beam_size, length_penalty=alpha)
         assert translator.tgt_vocab.decode(best[0]) == translator.tgt_vocab.decode(list(nbest[0].tokens))
 
 
 def test_beam_size_one_is_greedy(translator):
-    fig = interactive.beam_explorer_figure(translator, SENTENCE, beam_sizes=(1,), start_beam_size=1)
+    explorer = interactive.beam_explorer(translator, SENTENCE, beam_sizes=(1,), start_beam_size=1)
     greedy = translator.translate(SENTENCE, beam_size=1)
-    label = fig.data[0].y[0]
-    assert label.removeprefix("1. ").removesuffix(" …") == (greedy or "(nothing: EOS first)")
-
-
-def test_initial_traces_match_the_start_alpha(translator):
-    fig = interactive.beam_explorer_figure(translator, SENTENCE, alphas=(0.0, 1.0), start_alpha=1.0)
-    args = _slider_args(fig, 1.0)
-    for index, trace in enumerate(fig.data):
-        assert list(trace.x) == args["x"][index] and list(trace.y) == args["y"][index]
+    _, texts = _bars(explorer, 1, 0.6)
+    assert _hypothesis(texts[0]) == (greedy or "(nothing: EOS first)")
+    assert "(greedy)" in explorer.start_state.summary
 
 
 def test_reference_is_marked(translator):
     output = translator.translate(SENTENCE, beam_size=4)
-    fig = interactive.beam_explorer_figure(translator, SENTENCE, reference=output, beam_sizes=(4,),
-                                           start_beam_size=4)
-    assert fig.data[0].y[0].endswith(" ✓")
-    assert not any(label.endswith(" ✓") for label in fig.data[0].y[1:])
+    explorer = interactive.beam_explorer(translator, SENTENCE, reference=output, beam_sizes=(4,),
+                                         start_beam_size=4)
+    _, texts = _bars(explorer, 4, 0.6)
+    assert " ✓ (" in texts[0]
+    assert not any(" ✓ (" in text for text in texts[1:])
+    assert explorer.start_state.summary.endswith("the reference.")
 
 
 def test_html_is_deterministic(translator):
-    first = interactive.figure_html(interactive.beam_explorer_figure(translator, SENTENCE), "beam-explorer")
-    second = interactive.figure_html(interactive.beam_explorer_figure(translator, SENTENCE), "beam-explorer")
+    first = interactive.beam_explorer(translator, SENTENCE).html()
+    second = interactive.beam_explorer(translator, SENTENCE).html()
     assert first == second
 
 
@@ -100,9 +107,11 @@ def test_the_trained_translator_gets_the_running_example_right():
     from transformer_edu.pretrained import pretrained_translator
 
     trained = pretrained_translator("cpu")
-    fig = interactive.beam_explorer_figure(trained, SENTENCE, reference="the cat ate the fish")
-    for trace in fig.data:
-        assert trace.y[0] == "1. the cat ate the fish ✓"
+    explorer = interactive.beam_explorer(trained, SENTENCE, reference="the cat ate the fish")
+    for beam_size in explorer.controls[0].values:
+        for alpha in explorer.controls[1].values:
+            _, texts = _bars(explorer, beam_size, alpha)
+            assert texts[0].startswith("1. the cat ate the fish ✓ (")
 
 
 @pytest.mark.parametrize("change, error, match", [
@@ -115,13 +124,14 @@ def test_the_trained_translator_gets_the_running_example_right():
     (dict(start_alpha=0.5), ValueError, "start_alpha"),
     (dict(max_len=1000), ValueError, "max_len"),
     (dict(reference=["the", "cat"]), TypeError, "reference"),
+    (dict(explorer_id="bad id"), ValueError, "explorer_id"),
 ])
 def test_bad_arguments_are_named(translator, change, error, match):
     arguments = dict(sentence=SENTENCE) | change
     with pytest.raises(error, match=match):
-        interactive.beam_explorer_figure(translator, **arguments)
+        interactive.beam_explorer(translator, **arguments)
 
 
 def test_needs_a_translator():
     with pytest.raises(TypeError, match="Translator"):
-        interactive.beam_explorer_figure(object(), SENTENCE)
+        interactive.beam_explorer(object(), SENTENCE)

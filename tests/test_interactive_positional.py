@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import math
 
 import pytest
@@ -15,71 +14,60 @@ D_MODELS = (16, 32, 64, 128)
 
 
 @pytest.fixture(scope="module")
-def explorer():
-    return interactive.positional_explorer_figure(
+def explorer() -> interactive.Explorer:
+    return interactive.positional_explorer(
         d_models=D_MODELS, max_len=48, positions=(0, 5, 40), offsets=(1, 7, 50), start_d_model=64
     )
 
 
-def _traces(fig, kind):
-    return [trace for trace in fig.data if trace.type == kind]
-
-
-def test_explorer_has_one_table_two_curves_and_one_bar_chart_per_width(explorer):
-    assert len(_traces(explorer, "heatmap")) == len(D_MODELS)
-    assert len(_traces(explorer, "scatter")) == 2 * len(D_MODELS)
-    assert len(_traces(explorer, "bar")) == len(D_MODELS)
-    visible = [trace.visible for trace in explorer.data]
-    assert visible == [d == 64 for _ in range(4) for d in D_MODELS]  # only the start width shows
+def test_explorer_has_width_buttons_and_two_sliders(explorer):
+    width, position, offset = explorer.controls
+    assert isinstance(width, interactive.Buttons) and width.values == D_MODELS and width.start == 64
+    assert isinstance(position, interactive.Slider) and position.values == (0, 5, 40)
+    assert isinstance(offset, interactive.Slider) and offset.values == (1, 7, 50)
+    panels = explorer.start_state.panels
+    assert [p.data[0]["type"] for p in panels] == ["heatmap", "scatter", "bar"]
+    assert [p.wide for p in panels] == [True, False, False]  # the table spans the row
 
 
 def test_explorer_tables_are_the_package_tables(explorer):
-    for d, heatmap in zip(D_MODELS, _traces(explorer, "heatmap")):
-        expected = interactive.rounded(te.sinusoidal_table(48, d))
-        assert interactive.rounded(heatmap.z) == expected
+    for d in D_MODELS:
+        (heatmap,) = explorer.state(d_model=d).panels[0].data
+        assert interactive.rounded(heatmap["z"]) == interactive.rounded(te.sinusoidal_table(48, d))
 
 
-def test_width_buttons_show_exactly_one_width(explorer):
-    buttons = explorer.layout.updatemenus[0].buttons
-    assert [b.label for b in buttons] == [f"d_model = {d}" for d in D_MODELS]
-    for d, button in zip(D_MODELS, buttons):
-        flags = button.args[0]["visible"]
-        shown = [trace for trace, flag in zip(explorer.data, flags) if flag]
-        assert len(shown) == 4  # table, sines, cosines, turns
-        assert {len(trace.x) for trace in shown} == {d, d // 2}
+def test_each_width_shows_curves_and_turns_of_that_width(explorer):
+    for d in D_MODELS:
+        _, row, turns = explorer.state(d_model=d).panels
+        assert [len(trace["x"]) for trace in row.data] == [d // 2, d // 2]
+        assert len(turns.data[0]["x"]) == d // 2
 
 
 def test_position_slider_moves_the_outline_and_sets_that_row(explorer):
-    slider = explorer.layout.sliders[0]
-    assert [step.label for step in slider.steps] == ["0", "5", "40"]
-    step = slider.steps[2]
-    data, layout, indices = step.args
-    assert layout["shapes"][0]["y0"] == 39.5 and layout["shapes"][0]["y1"] == 40.5
-    sines = data["y"][: len(D_MODELS)]
-    cosines = data["y"][len(D_MODELS):]
-    for d, sin_row, cos_row in zip(D_MODELS, sines, cosines):
-        row = te.sinusoidal_table(48, d)[40]
-        assert sin_row == interactive.rounded(row[0::2])
-        assert cos_row == interactive.rounded(row[1::2])
-    assert all(explorer.data[i].type == "scatter" for i in indices)
+    table, row, _ = explorer.state(position=40).panels
+    (outline,) = table.layout["shapes"]
+    assert (outline["y0"], outline["y1"]) == (39.5, 40.5)
+    sines, cosines = (trace["y"] for trace in row.data)
+    expected = te.sinusoidal_table(48, 64)[40]
+    assert interactive.rounded(sines) == interactive.rounded(expected[0::2])
+    assert interactive.rounded(cosines) == interactive.rounded(expected[1::2])
+    assert "position 40" in table.title.lower() or "row 40" in table.title
 
 
 def test_offset_slider_sets_the_turn_of_each_pair(explorer):
-    step = explorer.layout.sliders[1].steps[1]  # k = 7
-    assert step.label == "7"
-    turns, indices = step.args
-    for d, values in zip(D_MODELS, turns["y"]):
+    for d in D_MODELS:
+        turns = explorer.state(d_model=d, offset=7).panels[2].data[0]["y"]
         omega = [10000 ** (-2 * i / d) for i in range(d // 2)]
         expected = [math.degrees(math.fmod(7 * w, 2 * math.pi)) for w in omega]
-        assert values == pytest.approx(expected, abs=1e-3)
-    assert all(explorer.data[i].type == "bar" for i in indices)
+        assert turns == pytest.approx(expected, abs=1e-3)
+    assert "k = 7" in explorer.state(offset=7).summary
 
 
 def test_turns_are_the_rotation_that_shifts_the_table():
     # Turning each (sin, cos) pair of PE(pos) by the plotted angle gives PE(pos + k).
     d, k = 32, 7
-    fig = interactive.positional_explorer_figure(d_models=(d,), offsets=(k,), start_d_model=d)
-    turns = torch.tensor(fig.data[-1].y, dtype=torch.float64).deg2rad()
+    explorer = interactive.positional_explorer(d_models=(d,), offsets=(k,), start_d_model=d)
+    turns = torch.tensor(explorer.start_state.panels[2].data[0]["y"], dtype=torch.float64).deg2rad()
     table = te.sinusoidal_table(60, d).double()
     sin, cos = table[:-k, 0::2], table[:-k, 1::2]
     shifted_sin = sin * torch.cos(turns) + cos * torch.sin(turns)
@@ -88,12 +76,13 @@ def test_turns_are_the_rotation_that_shifts_the_table():
     assert torch.allclose(shifted_cos, table[k:, 1::2], atol=1e-3)
 
 
-def test_explorer_html_is_deterministic():
-    first = interactive.figure_html(interactive.positional_explorer_figure(), "positional-explorer")
-    second = interactive.figure_html(interactive.positional_explorer_figure(), "positional-explorer")
-    assert first == second
-    payload = first.split("var figure = ", 1)[1].split(";\n", 1)[0]
-    assert json.loads(payload)["layout"]["sliders"]
+def test_explorer_html_is_deterministic_and_stores_each_table_once(explorer):
+    again = interactive.positional_explorer(
+        d_models=D_MODELS, max_len=48, positions=(0, 5, 40), offsets=(1, 7, 50), start_d_model=64
+    )
+    assert explorer.html() == again.html()
+    parts = explorer._payload["parts"]
+    assert sum(1 for part in parts if part.get("type") == "heatmap") == len(D_MODELS)
 
 
 @pytest.mark.parametrize(
@@ -110,4 +99,4 @@ def test_explorer_html_is_deterministic():
 )
 def test_explorer_rejects_bad_arguments_by_name(kwargs, message):
     with pytest.raises((ValueError, TypeError), match=message):
-        interactive.positional_explorer_figure(**kwargs)
+        interactive.positional_explorer(**kwargs)

@@ -18,7 +18,6 @@ the built book to show that the chapters' links are local and land.
 
 from __future__ import annotations
 
-import json
 import re
 import subprocess
 import sys
@@ -86,16 +85,24 @@ def myst_leftovers(markdown: str) -> list[str]:
             continue
         children = token.children or []
         for before, after in zip(children, children[1:]):
-            if before.type == "text" and after.type == "code_inline" and ROLE.search(before.content):
+            if (
+                before.type == "text"
+                and after.type == "code_inline"
+                and ROLE.search(before.content)
+            ):
                 found.append(f"role {ROLE.search(before.content).group(0)}`{after.content}`")
         # The paragraph's text, line by line, code spans left out.
         text = "\n".join(
             child.content if child.type == "text" else "\n"
-            for child in children if child.type in {"text", "softbreak", "hardbreak"}
+            for child in children
+            if child.type in {"text", "softbreak", "hardbreak"}
         )
         for pattern, name in [
-            (TARGET, "target"), (COLON_FENCE, "colon fence"), (COMMENT, "% comment"),
-            (BLOCK_BREAK, "+++ block break"), (SUBSTITUTION, "substitution"),
+            (TARGET, "target"),
+            (COLON_FENCE, "colon fence"),
+            (COMMENT, "% comment"),
+            (BLOCK_BREAK, "+++ block break"),
+            (SUBSTITUTION, "substitution"),
         ]:
             for match in pattern.finditer(text):
                 found.append(f"{name} {match.group(0).strip()!r}")
@@ -120,13 +127,17 @@ def links(markdown: str) -> list[Link]:
                 for _, text in stack:
                     text.append(child.content if child.type != "softbreak" else " ")
             if child.type in {"html_inline"}:
-                found.extend(Link(href, "") for href in re.findall(r'(?:href|src)="([^"]*)"', child.content))
+                found.extend(
+                    Link(href, "") for href in re.findall(r'(?:href|src)="([^"]*)"', child.content)
+                )
 
     for token in RENDERER.parse(markdown):
         if token.type == "inline":
             walk(token.children or [])
         elif token.type == "html_block":
-            found.extend(Link(href, "") for href in re.findall(r'(?:href|src)="([^"]*)"', token.content))
+            found.extend(
+                Link(href, "") for href in re.findall(r'(?:href|src)="([^"]*)"', token.content)
+            )
     return found
 
 
@@ -137,7 +148,8 @@ def glossary_terms() -> frozenset[str]:
     body = re.search(r"```\{glossary\}\n(.*?)\n```", text, re.DOTALL)
     assert body, "glossary.md has no {glossary} directive"
     return frozenset(
-        line.strip() for line in body.group(1).splitlines()
+        line.strip()
+        for line in body.group(1).splitlines()
         if line.strip() and not line[0].isspace() and not line.startswith(":")
     )
 
@@ -151,7 +163,9 @@ def bibliography() -> dict[str, tuple[str, str]]:
     entries = {}
     for key, entry in parse_file(str(BIBLIOGRAPHY)).entries.items():
         first = (entry.persons.get("author") or entry.persons.get("editor"))[0]
-        surname = Text.from_latex(" ".join(first.prelast_names + first.last_names)).render_as("text")
+        surname = Text.from_latex(" ".join(first.prelast_names + first.last_names)).render_as(
+            "text"
+        )
         entries[key] = (surname, entry.fields.get("year", ""))
     return entries
 
@@ -169,7 +183,7 @@ def link_problems(markdown: str, base: str) -> list[str]:
         href = link.href
         parts = urlsplit(href)
         if href.startswith(base):
-            page, _, anchor = href[len(base):].partition("#")
+            page, _, anchor = href[len(base) :].partition("#")
             if page not in pages:
                 problems.append(f"{href}: {page!r} is not a page of the book")
             elif page == glossary_page and anchor and anchor not in terms:
@@ -197,28 +211,38 @@ def link_problems(markdown: str, base: str) -> list[str]:
 # if it were wrong)                                                            #
 # --------------------------------------------------------------------------- #
 
-@pytest.mark.parametrize("markdown, expected", [
-    ("Sentences in a {term}`batch` differ.", "role {term}`batch`"),
-    ("As shown {cite:p}`vaswani2017attention`.", "role {cite:p}`vaswani2017attention`"),
-    ("See {doc}`the glossary <../book/glossary>`.", "role {doc}`the glossary <../book/glossary>`"),
-    ("```{warning} Pitfalls\n- one\n```", "directive fence ```{warning} Pitfalls"),
-    (":::{note}\nSome note.\n:::", "colon fence"),
-    ("(sec-masks)=\n## Masks", "target"),
-    ("% a comment\nText.", "% comment"),
-    ("Text.\n\n+++\n\nMore.", "+++ block break"),
-    ("Uses {{ version }} here.", "substitution"),
-])
+
+@pytest.mark.parametrize(
+    "markdown, expected",
+    [
+        ("Sentences in a {term}`batch` differ.", "role {term}`batch`"),
+        ("As shown {cite:p}`vaswani2017attention`.", "role {cite:p}`vaswani2017attention`"),
+        (
+            "See {doc}`the glossary <../book/glossary>`.",
+            "role {doc}`the glossary <../book/glossary>`",
+        ),
+        ("```{warning} Pitfalls\n- one\n```", "directive fence ```{warning} Pitfalls"),
+        (":::{note}\nSome note.\n:::", "colon fence"),
+        ("(sec-masks)=\n## Masks", "target"),
+        ("% a comment\nText.", "% comment"),
+        ("Text.\n\n+++\n\nMore.", "+++ block break"),
+        ("Uses {{ version }} here.", "substitution"),
+    ],
+)
 def test_myst_leftovers_are_found(markdown, expected):
     found = myst_leftovers(markdown)
     assert any(item.startswith(expected) for item in found), found
 
 
-@pytest.mark.parametrize("markdown", [
-    "Plain text with `code`, a [link](https://example.org) and math $x_{i}$.",
-    "A code block keeps its braces:\n\n```python\nprint(f'{term}`x`')\n```",
-    "| a | b |\n| --- | --- |\n| `{x}` | 1 |",
-    "Percentages such as 50 % stay text.",
-])
+@pytest.mark.parametrize(
+    "markdown",
+    [
+        "Plain text with `code`, a [link](https://example.org) and math $x_{i}$.",
+        "A code block keeps its braces:\n\n```python\nprint(f'{term}`x`')\n```",
+        "| a | b |\n| --- | --- |\n| `{x}` | 1 |",
+        "Percentages such as 50 % stay text.",
+    ],
+)
 def test_plain_markdown_is_left_alone(markdown):
     assert myst_leftovers(markdown) == []
 
@@ -226,7 +250,8 @@ def test_plain_markdown_is_left_alone(markdown):
 def test_link_checker_accepts_the_documented_forms():
     base = base_url()
     markdown = (
-        f"A [batch]({nl.glossary_url(base, 'batch')}) and [Adam]({nl.glossary_url(base, 'Adam')}); "
+        f"A [batch]({nl.glossary_url(base, 'batch')}) and "
+        f"[Adam]({nl.glossary_url(base, 'Adam')}); "
         f"([Vaswani et al., 2017]({nl.citation_url(base, 'vaswani2017attention')})); "
         f"[Vaswani et al. (2017)]({nl.citation_url(base, 'vaswani2017attention')}); "
         f"[Chapter 3]({base}notebooks/03_positional_encoding.html); "
@@ -235,17 +260,27 @@ def test_link_checker_accepts_the_documented_forms():
     assert link_problems(markdown, base) == []
 
 
-@pytest.mark.parametrize("href, text, expected", [
-    ("{base}book/glossary.html#term-not-a-term", "x", "not the anchor of a glossary term"),
-    ("{base}book/glossary.html#batch", "batch", "not the anchor of a glossary term"),
-    ("{base}book/references.html#cite-nobody1999", "Nobody, 1999", "not the anchor of a key"),
-    ("{base}book/references.html#cite-vaswani2017attention", "Bahdanau et al., 2015", "should name"),
-    ("{base}book/no_such_page.html", "x", "not a page of the book"),
-    ("http://transformer-step-by-step.github.io/book/book/glossary.html#term-batch", "batch",
-     "must start with"),
-    ("../book/glossary.md", "glossary", "relative link"),
-    ("images/figure.png", "figure", "relative link"),
-])
+@pytest.mark.parametrize(
+    "href, text, expected",
+    [
+        ("{base}book/glossary.html#term-not-a-term", "x", "not the anchor of a glossary term"),
+        ("{base}book/glossary.html#batch", "batch", "not the anchor of a glossary term"),
+        ("{base}book/references.html#cite-nobody1999", "Nobody, 1999", "not the anchor of a key"),
+        (
+            "{base}book/references.html#cite-vaswani2017attention",
+            "Bahdanau et al., 2015",
+            "should name",
+        ),
+        ("{base}book/no_such_page.html", "x", "not a page of the book"),
+        (
+            "http://transformer-step-by-step.github.io/book/book/glossary.html#term-batch",
+            "batch",
+            "must start with",
+        ),
+        ("../book/glossary.md", "glossary", "relative link"),
+        ("images/figure.png", "figure", "relative link"),
+    ],
+)
 def test_link_checker_rejects_broken_links(href, text, expected):
     base = base_url()
     problems = link_problems(f"See [{text}]({href.format(base=base)}).", base)
@@ -260,8 +295,10 @@ def test_term_anchors_follow_sphinx():
 
 
 def test_site_setting_is_the_published_address():
+    """html.baseurl is where GitHub Pages publishes the repository the setup cells install from."""
     config = bs.read_config()
-    assert config["html"]["baseurl"] == "https://transformer-step-by-step.github.io/book/"
+    owner, name = config["repository"]["url"].removeprefix("https://github.com/").split("/")
+    assert config["html"]["baseurl"] == f"https://{owner}.github.io/{name}/"
     assert config["sphinx"]["config"]["bibtex_cite_id"] == nl.CITE_ID
     assert "notebook_links" in config["sphinx"]["local_extensions"]
 
@@ -269,6 +306,7 @@ def test_site_setting_is_the_published_address():
 # --------------------------------------------------------------------------- #
 # Every notebook                                                               #
 # --------------------------------------------------------------------------- #
+
 
 @pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda path: path.stem)
 def test_markdown_has_no_myst_syntax(notebook):
@@ -297,8 +335,12 @@ def test_links_work_in_colab_and_land_on_real_targets(notebook):
 def test_the_notebooks_link_the_glossary_and_the_bibliography():
     """The chapters keep linking terms and citations (the form is used, not dropped)."""
     base = base_url()
-    hrefs = [link.href for path in NOTEBOOKS for _, source in markdown_cells(path)
-             for link in links(source)]
+    hrefs = [
+        link.href
+        for path in NOTEBOOKS
+        for _, source in markdown_cells(path)
+        for link in links(source)
+    ]
     assert sum(href.startswith(base + nl.GLOSSARY_DOC) for href in hrefs) >= 20
     assert sum(href.startswith(base + nl.REFERENCES_DOC) for href in hrefs) >= 10
 
@@ -321,16 +363,18 @@ def mini_book(tmp_path: Path, page: str) -> tuple[int, str, Path]:
     """Build a small Sphinx project with the extension; return (returncode, log, html dir)."""
     src = tmp_path / "src"
     (src / "book").mkdir(parents=True)
-    (src / "conf.py").write_text(textwrap.dedent(f"""\
+    (src / "conf.py").write_text(
+        textwrap.dedent(f"""\
         import sys
-        sys.path.insert(0, {str(bs.REPO_ROOT / 'book' / '_ext')!r})
+        sys.path.insert(0, {str(bs.REPO_ROOT / "book" / "_ext")!r})
         extensions = ["myst_parser", "sphinxcontrib.bibtex", "notebook_links"]
         root_doc = "index"
         html_baseurl = "https://example.org/site/"
         bibtex_bibfiles = ["book/refs.bib"]
         bibtex_cite_id = "cite-{{key}}"
         bibtex_reference_style = "author_year"
-        """))
+        """)
+    )
     (src / "book" / "refs.bib").write_text(MINI_BIB)
     (src / "book" / "glossary.md").write_text(
         "# Glossary\n\n```{glossary}\nbatch\n  The examples of one step.\n\n"
@@ -343,9 +387,22 @@ def mini_book(tmp_path: Path, page: str) -> tuple[int, str, Path]:
     (src / "page.md").write_text(page)
     out = tmp_path / "html"
     result = subprocess.run(
-        [sys.executable, "-m", "sphinx", "-b", "html", "-n", "-W", "--keep-going", "-q",
-         str(src), str(out)],
-        capture_output=True, text=True, timeout=300,
+        [
+            sys.executable,
+            "-m",
+            "sphinx",
+            "-b",
+            "html",
+            "-n",
+            "-W",
+            "--keep-going",
+            "-q",
+            str(src),
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     return result.returncode, result.stdout + result.stderr, out
 
@@ -377,19 +434,27 @@ def test_extension_makes_site_links_local_and_quotes_admonitions(tmp_path):
     assert 'href="book/references.html#cite-doe2020thing"' in html
     assert 'href="#section-one"' in html
     assert 'href="index.html"' in html
-    assert re.search(r'<div class="warning admonition">\s*<p class="admonition-title">Pitfalls</p>', html)
+    assert re.search(
+        r'<div class="warning admonition">\s*<p class="admonition-title">Pitfalls</p>', html
+    )
     references = (out / "book" / "references.html").read_text(encoding="utf-8")
     assert 'id="cite-doe2020thing"' in references
 
 
-@pytest.mark.parametrize("href, message", [
-    ("https://example.org/site/book/glossary.html#term-batches", "is not a glossary term"),
-    ("https://example.org/site/book/glossary.html#glossary", "is not a glossary term"),
-    ("https://example.org/site/book/references.html#cite-nobody1999", "is not a bibliography entry"),
-    ("https://example.org/site/book/nowhere.html", "has no page"),
-    ("https://example.org/site/page.html#no-such-section", "has no anchor"),
-    ("https://example.org/elsewhere/page.html", "does not start with html_baseurl"),
-])
+@pytest.mark.parametrize(
+    "href, message",
+    [
+        ("https://example.org/site/book/glossary.html#term-batches", "is not a glossary term"),
+        ("https://example.org/site/book/glossary.html#glossary", "is not a glossary term"),
+        (
+            "https://example.org/site/book/references.html#cite-nobody1999",
+            "is not a bibliography entry",
+        ),
+        ("https://example.org/site/book/nowhere.html", "has no page"),
+        ("https://example.org/site/page.html#no-such-section", "has no anchor"),
+        ("https://example.org/elsewhere/page.html", "does not start with html_baseurl"),
+    ],
+)
 def test_extension_fails_the_build_on_a_broken_target(tmp_path, href, message):
     returncode, log, _ = mini_book(tmp_path, f"# Page\n\nA [link]({href}).\n")
     assert returncode != 0
@@ -404,10 +469,18 @@ def test_built_chapters_link_locally_to_existing_anchors():
     checked = 0
     for page in pages:
         html = page.read_text(encoding="utf-8")
-        assert f'href="{base}{nl.GLOSSARY_DOC}' not in html, f"{page.name} links the site's glossary"
-        assert f'href="{base}{nl.REFERENCES_DOC}' not in html, f"{page.name} links the site's bibliography"
-        for target, anchor in re.findall(r'href="(\.\./book/(?:glossary|references)\.html)#([^"]+)"', html):
+        assert f'href="{base}{nl.GLOSSARY_DOC}' not in html, (
+            f"{page.name} links the site's glossary"
+        )
+        assert f'href="{base}{nl.REFERENCES_DOC}' not in html, (
+            f"{page.name} links the site's bibliography"
+        )
+        for target, anchor in re.findall(
+            r'href="(\.\./book/(?:glossary|references)\.html)#([^"]+)"', html
+        ):
             target_html = (page.parent / target).resolve().read_text(encoding="utf-8")
-            assert f'id="{anchor}"' in target_html, f"{page.name}: {target}#{anchor} does not exist"
+            assert f'id="{anchor}"' in target_html, (
+                f"{page.name}: {target}#{anchor} does not exist"
+            )
             checked += 1
     assert checked >= 30

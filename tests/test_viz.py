@@ -67,6 +67,47 @@ def test_without_a_korean_font_the_style_falls_back_silently():
     viz.use_book_style()
 
 
+PHONE_COLUMN_PX = 340
+"""Width of a cell's image on a 390 px phone (the browser test measures it)."""
+
+
+def test_figure_text_stays_at_least_9_css_px_on_a_phone():
+    viz.use_book_style()
+    assert matplotlib.rcParams["figure.figsize"][0] == viz.BOOK_WIDTH
+    fig = viz.attention_grid(torch.rand(2, 3, 3).softmax(-1), TOKENS, ncols=2, annotate=True, suptitle="s")
+    ax = viz.line_plot([1, 2, 4], {"a": [1, 2, 3], "b": [3, 2, 1]}, title="t", xlabel="x", ylabel="y")
+    texts = [t for f in (fig, ax.figure) for t in f.findobj(matplotlib.text.Text) if t.get_text()]
+    assert len(texts) > 20
+    smallest = min(t.get_fontsize() for t in texts)
+    assert smallest >= viz.MIN_FONT_PT
+    # A BOOK_WIDTH figure is scaled to the phone's column: its smallest text in CSS px.
+    scale = PHONE_COLUMN_PX / (viz.BOOK_WIDTH * viz.DPI)
+    assert smallest / 72 * viz.DPI * scale >= 9.0
+    assert matplotlib.rcParams["savefig.dpi"] == 2 * viz.DPI
+
+
+def test_inline_figures_are_retina_pngs_in_ipython():
+    from IPython.core.interactiveshell import InteractiveShell
+
+    shell = InteractiveShell.instance()
+    try:
+        viz.use_book_style()
+        formatter = shell.display_formatter.formatters["image/png"]
+        fig, ax = plt.subplots(figsize=(2, 1))
+        data, metadata = formatter(fig)
+        import base64
+        import io
+
+        from PIL import Image
+
+        png = base64.b64decode(data) if isinstance(data, str) else data
+        pixels = Image.open(io.BytesIO(png)).size[0]
+        # a retina PNG: twice the pixels of the width at which it is shown
+        assert abs(pixels - 2 * metadata["width"]) <= 2
+    finally:
+        InteractiveShell.clear_instance()
+
+
 def test_attention_heatmap_puts_the_tokens_on_the_axes():
     keys = ["a", "b", "c", "d"]
     ax = viz.attention_heatmap(_weights(3, 4), TOKENS, keys, title="t")
@@ -148,79 +189,74 @@ def test_plotly_colorscale_matches_the_colour_map_ends():
     assert scale[0] == [0.0, "#ffffff"] and scale[-1][0] == 1.0
 
 
-# ---------------------------------------------------------------- interactive
+# ---------------------------------------------------------------- text width
 
 
-def test_rounded_keeps_four_decimals_and_normalises_negative_zero():
-    value = {"z": np.array([[0.123456789, -0.0, np.nan]]), "n": np.int64(3), "t": torch.tensor([1 / 3])}
-    assert interactive.rounded(value) == {"z": [[0.1235, 0.0, None]], "n": 3, "t": [0.3333]}
-    assert str(interactive.rounded(-0.00001)) == "0.0"
+@pytest.mark.parametrize(
+    "text, width",
+    [("cat", 3), ("고양이", 6), ("고양이가 a", 10), ("", 0), ("e\u0301", 1), ("ａ", 2)],
+)
+def test_text_width_counts_hangul_as_two_columns(text, width):
+    assert viz.text_width(text) == width
 
 
-def _small_figure() -> go.Figure:
-    return go.Figure(go.Heatmap(z=[[1 / 3, 2 / 3]]), layout=dict(title=dict(text="demo"), height=300))
+def test_pad_aligns_korean_and_english_columns():
+    rows = [viz.pad(ko, 10) + "|" for ko in ("고양이가", "the cat", "개")]
+    assert {viz.text_width(row) for row in rows} == {11}
+    assert viz.pad("ab", 5, "right") == "   ab"
+    assert viz.pad("ab", 5, "center") == " ab  "
+    assert viz.pad("고양이가 생선을", 4) == "고양이가 생선을"  # wider: unchanged
 
 
-def test_figure_html_is_deterministic_and_uses_the_page_plotly_first():
-    first = interactive.figure_html(_small_figure(), "demo-figure")
-    second = interactive.figure_html(_small_figure(), "demo-figure")
-    assert first == second
-    assert '<div id="demo-figure" class="plotly-graph-div"' in first
-    assert "0.3333" in first and "0.33333" not in first
-    assert first.index("if (window.Plotly)") < first.index("cdn.plot.ly")
-    assert not re.search(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}", first)  # no random uuid
+def test_text_width_and_pad_reject_bad_input():
+    with pytest.raises(TypeError, match="text must be a str"):
+        viz.text_width(3)
+    with pytest.raises(ValueError, match="one line"):
+        viz.text_width("a\tb")
+    with pytest.raises(ValueError, match="width must be an int"):
+        viz.pad("a", -1)
+    with pytest.raises(ValueError, match="align must be"):
+        viz.pad("a", 3, "middle")
 
 
-def test_figure_html_validates_its_arguments():
-    with pytest.raises(ValueError, match="div_id"):
-        interactive.figure_html(_small_figure(), "1 bad id")
-    with pytest.raises(TypeError, match="plotly.graph_objects.Figure"):
-        interactive.figure_html({"data": []}, "ok")
-
-
-def test_figure_html_escapes_closing_script_tags_in_labels():
-    fig = go.Figure(go.Bar(x=["</script>"], y=[1]))
-    html = interactive.figure_html(fig, "bars")
-    assert html.count("</script>") == 1
-
-
-def test_show_displays_the_same_bundle_twice():
-    bundles = []
-    with mock.patch("IPython.display.display", side_effect=lambda b, raw: bundles.append((b, raw))):
-        interactive.show(_small_figure(), "demo-figure")
-        interactive.show(_small_figure(), "demo-figure")
-    assert bundles[0] == bundles[1]
-    bundle, raw = bundles[0]
-    assert raw is True
-    assert bundle["text/plain"] == "<interactive figure: demo>"
-    assert bundle["text/html"] == interactive.figure_html(_small_figure(), "demo-figure")
+# ---------------------------------------------------------------- mask explorer
 
 
 @pytest.fixture(scope="module")
-def explorer() -> go.Figure:
-    return interactive.mask_explorer_figure("the cat sat on the mat", max_pad=3, start_pad=2)
+def explorer() -> interactive.Explorer:
+    return interactive.mask_explorer("the cat sat on the mat", max_pad=3, start_pad=2)
 
 
-def test_mask_explorer_first_menu_sets_the_number_of_pads(explorer):
-    pads = explorer.layout.updatemenus[0]
-    assert [b.label for b in pads.buttons] == ["0 pads", "1 pad", "2 pads", "3 pads"]
-    assert pads.active == 2
-    for n_pad, button in enumerate(pads.buttons):
-        restyle, relayout = button.args
-        assert all(len(z) == 6 + n_pad for z in restyle["z"])
-        assert relayout["xaxis.ticktext"] == "the cat sat on the mat".split() + ["<pad>"] * n_pad
+def _z(explorer, pads: int, panel: int = 0, query: int = -1) -> np.ndarray:
+    trace = explorer.state(pads=pads, query=query).panels[panel].data[0]
+    return np.array(trace["z"], dtype=float)  # None → nan
 
 
-def test_mask_explorer_buttons_change_the_plotted_data(explorer):
-    buttons = explorer.layout.updatemenus[0].buttons
-    zs = [json.dumps(interactive.rounded(b.args[0]["z"])) for b in buttons]
-    assert len(set(zs)) == len(zs)
-    # The figure starts on the active button's data, so any other button changes it.
-    assert json.dumps(interactive.rounded([t.z for t in explorer.data])) == zs[2]
+def test_mask_explorer_has_a_button_per_pad_count_and_query():
+    fig = interactive.mask_explorer("the cat sat on the mat", max_pad=3, start_pad=2)
+    pads, query = fig.controls
+    assert pads.labels == ["0 pads", "1 pad", "2 pads", "3 pads"] and pads.start == 2
+    assert query.labels == ["none", "the", "cat", "sat", "on", "the", "mat"]
+    assert query.start == -1
+    html = fig.html()
+    assert html.count('class="tse-option"') == 4 + 7
+    assert html.count('aria-pressed="true"') == 2
+
+
+def test_mask_explorer_pad_buttons_change_the_plotted_data(explorer):
+    zs = [json.dumps(interactive.rounded(_z(explorer, n))) for n in range(4)]
+    assert len(set(zs)) == 4
+    for n_pad in range(4):
+        panels = explorer.state(pads=n_pad).panels
+        assert len(panels) == 4
+        for panel in panels:
+            assert len(panel.data[0]["z"]) == 6 + n_pad
+            labels = "the cat sat on the mat".split() + ["<pad>"] * n_pad
+            assert panel.layout["xaxis"]["ticktext"] == labels
 
 
 def test_mask_explorer_blocks_the_masked_cells(explorer):
-    z_no, z_pad, z_causal, z_both = (np.array(z, dtype=float) for z in explorer.layout.updatemenus[0].buttons[3].args[0]["z"])
+    z_no, z_pad, z_causal, z_both = (_z(explorer, 3, panel) for panel in range(4))
     n_real, length = 6, 9
     assert not np.isnan(z_no).any()
     assert np.isnan(z_pad[:, n_real:]).all() and not np.isnan(z_pad[:, :n_real]).any()
@@ -232,10 +268,8 @@ def test_mask_explorer_blocks_the_masked_cells(explorer):
 
 
 def test_mask_explorer_matches_the_package(explorer):
-    restyle, _ = explorer.layout.updatemenus[0].buttons[1].args  # one pad
-    for z, allowed in zip(restyle["z"], (None, "padding", "causal", "both")):
-        z = np.array(z, dtype=float)
-        blocked = np.isnan(z)
+    for panel, allowed in enumerate((None, "padding", "causal", "both")):
+        blocked = np.isnan(_z(explorer, 1, panel))
         expected = np.zeros_like(blocked)
         if allowed in ("padding", "both"):
             ids = torch.tensor([[1, 1, 1, 1, 1, 1, 0]])
@@ -246,26 +280,32 @@ def test_mask_explorer_matches_the_package(explorer):
 
 
 def test_mask_explorer_reports_that_masked_pads_leave_real_outputs_unchanged(explorer):
-    titles = [a["text"] for a in explorer.layout.updatemenus[0].buttons[3].args[1]["annotations"][:4]]
-    moved = [float(re.search(r"moved by ([0-9.]+)", t).group(1)) for t in titles]
+    titles = [panel.title for panel in explorer.state(pads=3).panels]
+    moved = [float(re.search(r"moved ([0-9.]+)", t).group(1)) for t in titles]
     assert moved[0] > 0.1  # no mask: the pads pull the real tokens' outputs away
     assert moved[1:] == [0.0, 0.0, 0.0]  # pads after the sentence are invisible to causal queries too
+    assert f"no mask {moved[0]:.4f}, padding mask 0.0000" in explorer.state(pads=3).summary
 
 
-def test_mask_explorer_second_menu_highlights_a_query_row(explorer):
-    queries = explorer.layout.updatemenus[1]
-    assert [b.label for b in queries.buttons] == ["no query", "the", "cat", "sat", "on", "the", "mat"]
-    shapes = queries.buttons[3].args[0]["shapes"]
-    assert len(shapes) == 4 and all((s["y0"], s["y1"]) == (1.5, 2.5) for s in shapes)
+def test_mask_explorer_query_buttons_outline_a_row(explorer):
+    assert all(not p.layout["shapes"] for p in explorer.state(query=-1).panels)
+    shapes = [p.layout["shapes"] for p in explorer.state(query=2).panels]
+    assert all(len(s) == 1 and (s[0]["y0"], s[0]["y1"]) == (1.5, 2.5) for s in shapes)
+    assert "'sat'" in explorer.state(query=2).summary
+    # the query buttons leave the data alone
+    assert explorer.state(pads=1, query=2).panels[0].data == explorer.state(pads=1).panels[0].data
 
 
 def test_mask_explorer_validates_its_arguments():
     with pytest.raises(ValueError, match="start_pad"):
-        interactive.mask_explorer_figure(max_pad=2, start_pad=3)
+        interactive.mask_explorer(max_pad=2, start_pad=3)
     with pytest.raises(ValueError, match="sentence"):
-        interactive.mask_explorer_figure(sentence="  ")
+        interactive.mask_explorer(sentence="  ")
+    with pytest.raises(ValueError, match="explorer_id"):
+        interactive.mask_explorer(explorer_id="1 bad")
 
 
 def test_mask_explorer_html_is_deterministic(explorer):
-    again = interactive.mask_explorer_figure("the cat sat on the mat", max_pad=3, start_pad=2)
-    assert interactive.figure_html(explorer, "mask-explorer") == interactive.figure_html(again, "mask-explorer")
+    again = interactive.mask_explorer("the cat sat on the mat", max_pad=3, start_pad=2)
+    assert explorer.html() == again.html()
+    assert explorer.text() == again.text()

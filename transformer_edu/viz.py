@@ -21,6 +21,7 @@ Shape legend: H heads, Lq query length, Lk key length.
 from __future__ import annotations
 
 import re
+import unicodedata
 import warnings
 from pathlib import Path
 from typing import Mapping, Sequence
@@ -36,6 +37,8 @@ from matplotlib.figure import Figure
 
 __all__ = [
     "BOOK_WIDTH",
+    "MIN_FONT_PT",
+    "DPI",
     "ATTENTION_CMAP",
     "DIVERGING_CMAP",
     "use_book_style",
@@ -46,10 +49,23 @@ __all__ = [
     "matrix_heatmap",
     "line_plot",
     "plotly_colorscale",
+    "text_width",
+    "pad",
 ]
 
-BOOK_WIDTH = 7.0
-"""Width of the book's text column in inches; no figure is wider."""
+BOOK_WIDTH = 5.5
+"""The widest figure, in inches: 550 CSS px at the book's 100 dpi.
+
+Sized for phones: a figure this wide is shown at about 340 px in a 390 px
+wide phone's column (a scale of 0.62), where text of :data:`MIN_FONT_PT`
+points is still 9.5 CSS px tall. On a desktop it is shown at full size.
+"""
+
+MIN_FONT_PT = 11
+"""The smallest font size, in points, of every text in the book's figures."""
+
+DPI = 100
+"""Figure dots per inch: one CSS pixel per dot (PNGs are saved at twice it)."""
 
 ATTENTION_CMAP: Colormap = LinearSegmentedColormap.from_list(
     "book_attention", ["#ffffff", "#c6dbef", "#6baed6", "#2171b5", "#08306b"]
@@ -109,10 +125,17 @@ def korean_font() -> str | None:
 def use_book_style() -> str | None:
     """Apply the book's theme to matplotlib and seaborn.
 
-    Sets a white seaborn theme, font sizes that read well in a 7-inch column,
-    a default figure size of 7 × 3.5 inches, and a font list that covers
-    Latin (DejaVu Sans) and Hangul (the first Korean font found). Without a
-    Korean font, matplotlib's "Glyph … missing" warnings are silenced.
+    Sets a white seaborn theme; fonts of at least :data:`MIN_FONT_PT` points
+    (readable when a figure is scaled down to a phone's column); a default
+    figure size of :data:`BOOK_WIDTH` × 3 inches; a font list that covers
+    Latin (DejaVu Sans) and Hangul (the first Korean font found). In a
+    notebook it also makes inline figures 2× PNGs ("retina"), sharp on
+    high-density screens and shown at :data:`DPI`. Without a Korean font,
+    matplotlib's "Glyph … missing" warnings are silenced.
+
+    Keep figures at most :data:`BOOK_WIDTH` inches wide and their fonts at
+    least :data:`MIN_FONT_PT` points: the book's browser test checks that no
+    figure is shrunk below that on a phone.
 
     Returns:
         The Korean font family in use, or ``None`` when there is none.
@@ -120,30 +143,52 @@ def use_book_style() -> str | None:
     sns.set_theme(style="white", context="notebook")
     korean = korean_font()
     families = [_LATIN_FAMILY] + ([korean] if korean else [])
+    small, medium, large = MIN_FONT_PT, MIN_FONT_PT + 1, MIN_FONT_PT + 2
     matplotlib.rcParams.update(
         {
-            "figure.figsize": (BOOK_WIDTH, 3.5),
-            "figure.dpi": 100,
-            "savefig.dpi": 150,
+            "figure.figsize": (BOOK_WIDTH, 3.0),
+            "figure.dpi": DPI,
+            "savefig.dpi": 2 * DPI,
             "savefig.bbox": "tight",
-            # matplotlib falls back glyph by glyph along this list of families (3.6+).
+            # matplotlib falls back glyph by glyph along this list of
+            # families (3.6+).
             "font.family": families,
             "font.sans-serif": families + ["sans-serif"],
-            "font.size": 10,
-            "axes.titlesize": 11,
-            "axes.labelsize": 10,
-            "xtick.labelsize": 9,
-            "ytick.labelsize": 9,
-            "legend.fontsize": 9,
+            "font.size": medium,
+            "axes.titlesize": large,
+            "axes.labelsize": medium,
+            "figure.titlesize": large,
+            "xtick.labelsize": small,
+            "ytick.labelsize": small,
+            "legend.fontsize": small,
+            "legend.title_fontsize": small,
             "axes.spines.top": False,
             "axes.spines.right": False,
-            "axes.unicode_minus": True,  # DejaVu Sans, first in the list, has U+2212
+            # DejaVu Sans, first in the list, has U+2212
+            "axes.unicode_minus": True,
             "image.cmap": "viridis",
         }
     )
     if korean is None:
-        warnings.filterwarnings("ignore", message=r"Glyph \d+ .*missing from", category=UserWarning)
+        warnings.filterwarnings(
+            "ignore", message=r"Glyph \d+ .*missing from", category=UserWarning
+        )
+    _use_retina_inline_figures()
     return korean
+
+
+def _use_retina_inline_figures() -> None:
+    """In IPython, show inline figures as 2× PNGs (their ``width`` is half
+    their pixels), so they are sharp on high-density screens."""
+    try:
+        from IPython import get_ipython
+    except ImportError:  # pragma: no cover - notebooks always have IPython
+        return
+    if get_ipython() is None:
+        return
+    from matplotlib_inline.backend_inline import set_matplotlib_formats
+
+    set_matplotlib_formats("retina")
 
 
 def to_numpy(values) -> np.ndarray:
@@ -238,7 +283,7 @@ def matrix_heatmap(
         mask=hidden,
         annot=annotate,
         fmt=fmt,
-        annot_kws={"fontsize": 8},
+        annot_kws={"fontsize": MIN_FONT_PT},
         cbar=colorbar,
         linewidths=0.5,
         linecolor="white",
@@ -471,3 +516,70 @@ def plotly_colorscale(cmap: Colormap = ATTENTION_CMAP, steps: int = 11) -> list[
         [round(float(level), 4), "#{:02x}{:02x}{:02x}".format(*(int(round(255 * c)) for c in cmap(level)[:3]))]
         for level in levels
     ]
+
+
+def text_width(text: str) -> int:
+    """The number of columns ``text`` takes in a monospaced output.
+
+    Wide characters (Hangul syllables and jamo, CJK ideographs, full-width
+    forms) take two columns, combining marks and zero-width characters
+    none, everything else one. Use it to align printed columns that hold
+    Korean: ``len("고양이가")`` is 4, but it is 8 columns wide.
+
+    Args:
+        text: one line of text (no tabs or newlines).
+
+    Returns:
+        The width in columns.
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a str, got {type(text).__name__}")
+    if "\t" in text or "\n" in text:
+        raise ValueError(
+            f"text must be one line without tabs, got {text!r}"
+        )
+    width = 0
+    for char in text:
+        if unicodedata.combining(char) or unicodedata.category(char) in (
+            "Cf",
+            "Mn",
+            "Me",
+        ):
+            continue
+        width += 2 if unicodedata.east_asian_width(char) in ("W", "F") else 1
+    return width
+
+
+def pad(text, width: int, align: str = "left") -> str:
+    """``text`` padded with spaces to ``width`` display columns.
+
+    Like ``f"{text:<{width}}"``, but counting a Hangul syllable as two
+    columns (see :func:`text_width`), so columns of Korean and English line
+    up in a monospaced output::
+
+        for ko, en in pairs:
+            print(viz.pad(ko, 24), en)
+
+    Args:
+        text: the text (anything else is passed through ``str``).
+        width: the width to fill, in columns; a wider text is returned
+            unchanged.
+        align: ``"left"``, ``"right"`` or ``"center"``.
+
+    Returns:
+        The padded text.
+    """
+    text = str(text)
+    if isinstance(width, bool) or not isinstance(width, int) or width < 0:
+        raise ValueError(f"width must be an int >= 0, got {width!r}")
+    if align not in ("left", "right", "center"):
+        raise ValueError(
+            f"align must be 'left', 'right' or 'center', got {align!r}"
+        )
+    missing = max(0, width - text_width(text))
+    if align == "left":
+        return text + " " * missing
+    if align == "right":
+        return " " * missing + text
+    left = missing // 2
+    return " " * left + text + " " * (missing - left)

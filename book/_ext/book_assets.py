@@ -1,59 +1,102 @@
-"""Sphinx extension: serve Plotly's JavaScript from the built site.
+"""Sphinx extension: the book's own front-end files, and fixes to its pages.
 
-The figures in the notebooks are stored without Plotly's 4 MB bundle (made
-with ``include_plotlyjs=False``); their loader uses the global ``Plotly``. This
-extension copies ``plotly.min.js`` from the installed ``plotly`` package into
-``book/_static/`` (git-ignored) before the build, and ``_config.yml`` loads it
-on every page through ``html_js_files``. Every build therefore serves the
-version of Plotly that wrote the figures, with no CDN involved.
+Explorers (``transformer_edu.interactive.Explorer``):
+    The site serves ``_static/explorers.js`` and ``_static/explorers.css``
+    (copied from ``transformer_edu/assets/explorer/``) and
+    ``_static/plotly-cartesian.min.js`` (Plotly's cartesian bundle from npm:
+    ``node_modules/plotly.js-cartesian-dist-min``, pinned by
+    ``package-lock.json``, installed by ``npm ci``). Only pages that hold an
+    explorer load the first two; the script loads Plotly itself after the
+    first paint. The copy of the script that each explorer carries inline for
+    Jupyter is dropped from the book's pages. No page uses a CDN.
 
-It also drops repeated inline scripts from each page: sphinx-thebe registers
-its ``const THEBE_JS_URL = ...`` snippet (and sphinx-togglebutton its own)
-both with Sphinx and with the HTML builder, and the second copy raises "Identifier 'THEBE_JS_URL' has already
-been declared" in the browser.
+Page fixes, applied to every written HTML file:
+    - Korean is marked: each run of Hangul in a text node is wrapped in
+      ``<span lang="ko">`` (not inside ``<script>``, ``<style>``,
+      ``<title>``, ``<textarea>``, ``<option>``, SVG, math, or attributes).
+    - The theme's ``fontawesome.js`` (1.5 MB, turns icons into SVG) is not
+      loaded: the theme's CSS draws the same icons with its web font.
+    - Scripts in ``<head>`` are deferred, so they do not hold back the first
+      paint; the saved ipywidgets state (no widget manager runs in the book)
+      is dropped; figures load lazily, as the reader scrolls to them.
+    - myst-nb's toggle of hidden cells gets no ``aria-label``, so its
+      accessible name is its visible text ("Show code cell content").
+    - Inline scripts registered twice (sphinx-thebe's ``THEBE_JS_URL``,
+      sphinx-togglebutton's) appear once: the second copy raised
+      "Identifier 'THEBE_JS_URL' has already been declared".
+
+The build needs no Python package beyond Jupyter Book (not even
+``transformer_edu``'s dependencies): files are read from the source tree.
 """
 
 from __future__ import annotations
 
-import filecmp
+import re
 import shutil
+import sys
+from html import escape
 from pathlib import Path
 
 from sphinx.application import Sphinx
 from sphinx.errors import ExtensionError
 
-STATIC_DIR = Path("book") / "_static"
+PLOTLY_NPM = Path("node_modules") / "plotly.js-cartesian-dist-min"
+PLOTLY_FILE = "plotly-cartesian.min.js"
+EXPLORER_DIR = Path("transformer_edu") / "assets" / "explorer"
+ASSETS = {  # name in _static: source, relative to the book's root
+    PLOTLY_FILE: PLOTLY_NPM / PLOTLY_FILE,
+    "explorers.js": EXPLORER_DIR / "explorer.js",
+    "explorers.css": EXPLORER_DIR / "explorer.css",
+}
+EXPLORER_MARK = 'class="tse-explorer"'
+
+# --------------------------------------------------------------------------
+# Static files
+# --------------------------------------------------------------------------
 
 
-def plotly_js_source() -> Path:
-    """Return the path of ``plotly.min.js`` inside the installed plotly package."""
-    try:
-        import plotly
-    except ImportError as error:  # pragma: no cover - plotly is a requirement
+def asset_sources(srcdir: str | Path) -> dict[str, Path]:
+    """The source of every file the extension serves, checked to exist."""
+    root = Path(srcdir)
+    sources = {name: root / path for name, path in ASSETS.items()}
+    if not sources[PLOTLY_FILE].is_file():
         raise ExtensionError(
-            "plotly is not installed; run `pip install -r requirements.txt`"
-        ) from error
-    path = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
-    if not path.is_file():
-        raise ExtensionError(f"plotly.min.js not found in the plotly package: {path}")
-    return path
-
-
-def copy_plotly_js(srcdir: str | Path) -> Path:
-    """Copy ``plotly.min.js`` into ``<srcdir>/book/_static/`` when it is missing or stale."""
-    source = plotly_js_source()
-    target = Path(srcdir) / STATIC_DIR / "plotly.min.js"
-    target.parent.mkdir(parents=True, exist_ok=True)
-    if not target.exists() or not filecmp.cmp(source, target, shallow=False):
-        shutil.copyfile(source, target)
-    return target
+            f"{sources[PLOTLY_FILE]} is missing: run `npm ci` in the "
+            "repository root (bash .ci/setup does), which installs the "
+            "front-end packages pinned in package-lock.json"
+        )
+    for name, path in sources.items():
+        if not path.is_file():
+            raise ExtensionError(f"{path} is missing (served as {name})")
+    return sources
 
 
 def _on_config_inited(app: Sphinx, config) -> None:
-    copy_plotly_js(app.srcdir)
+    """Copy the assets into a folder of the build and serve it as static."""
+    folder = Path(app.outdir).parent / "_book_assets"
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, source in asset_sources(app.srcdir).items():
+        target = folder / name
+        if not target.exists() or target.read_bytes() != source.read_bytes():
+            shutil.copyfile(source, target)
+    config.html_static_path = list(config.html_static_path) + [str(folder)]
 
 
-def _drop_repeated_inline_scripts(app, pagename, templatename, context, doctree) -> None:
+# --------------------------------------------------------------------------
+# Per page
+# --------------------------------------------------------------------------
+
+
+def _on_page_context(app, pagename, templatename, context, doctree) -> None:
+    if EXPLORER_MARK in context.get("body", ""):
+        app.add_css_file("explorers.css")
+        app.add_js_file(
+            "explorers.js", loading_method="defer", **{"data-tse-explorers": "1"}
+        )
+    _drop_repeated_inline_scripts(context)
+
+
+def _drop_repeated_inline_scripts(context) -> None:
     scripts = context.get("script_files")
     if not scripts:
         return
@@ -61,8 +104,11 @@ def _drop_repeated_inline_scripts(app, pagename, templatename, context, doctree)
     unique = []
     for script in scripts:
         attributes = getattr(script, "attributes", {})
-        # Registered once with filename None and once with "": the same script.
-        key = (str(getattr(script, "filename", script) or ""), tuple(sorted(attributes.items())))
+        # Registered once with filename None and once with "": one script.
+        key = (
+            str(getattr(script, "filename", script) or ""),
+            tuple(sorted(attributes.items())),
+        )
         if key in seen and "body" in attributes:
             continue
         seen.add(key)
@@ -70,7 +116,294 @@ def _drop_repeated_inline_scripts(app, pagename, templatename, context, doctree)
     context["script_files"] = unique
 
 
+def _visit_hidden_cell(self, node) -> None:
+    """myst-nb's toggle of a hidden cell, named by its visible text."""
+    classes = " ".join(node["classes"])
+    self.body.append(f'<details class="admonition hide {classes}">\n')
+    self.body.append("<summary>\n")
+    self.body.append(
+        f'<p class="collapsed admonition-title">'
+        f"{escape(node['prompt_show'])}</p>\n"
+    )
+    self.body.append(
+        f'<p class="expanded admonition-title">'
+        f"{escape(node['prompt_hide'])}</p>\n"
+    )
+    self.body.append("</summary>\n")
+
+
+def _depart_hidden_cell(self, node) -> None:
+    self.body.append("</details>\n")
+
+
+def _on_builder_inited(app: Sphinx) -> None:
+    try:
+        from myst_nb.sphinx_ import HideCodeCellNode
+    except ImportError:  # pragma: no cover - jupyter-book brings myst-nb
+        return
+    app.add_node(
+        HideCodeCellNode,
+        override=True,
+        html=(_visit_hidden_cell, _depart_hidden_cell),
+    )
+
+
+# --------------------------------------------------------------------------
+# The written pages
+# --------------------------------------------------------------------------
+
+HANGUL = "\u1100-\u11ff\u3130-\u318f\uac00-\ud7af"
+HANGUL_RUN = re.compile(f"[{HANGUL}]+(?:[ \u00a0]+[{HANGUL}]+)*")
+# Comments, raw-text elements (kept whole), tags, and text between them.
+_TOKENS = re.compile(
+    r"(<!--.*?-->|<!\[CDATA\[.*?\]\]>|<!.*?>"
+    r"|<script\b[^>]*>.*?</script\s*>|<style\b[^>]*>.*?</style\s*>"
+    r"|<textarea\b[^>]*>.*?</textarea\s*>|<title\b[^>]*>.*?</title\s*>"
+    r"|</?[A-Za-z][^>]*>)",
+    re.DOTALL | re.IGNORECASE,
+)
+_TAG = re.compile(r"<(/?)([A-Za-z][A-Za-z0-9:-]*)([^>]*)>", re.DOTALL)
+_SKIP_TAGS = {"svg", "math", "option", "mjx-container"}
+_MATH_CLASS = re.compile(r"""class\s*=\s*["'][^"']*\bmath\b""")
+_LANG_ATTR = re.compile(r"""\blang\s*=\s*["']?ko""", re.IGNORECASE)
+_VOID = {
+    "area", "base", "br", "col", "embed", "hr", "img", "input", "link",
+    "meta", "param", "source", "track", "wbr",
+}
+
+
+def wrap_hangul(page: str) -> str:
+    """Wrap each run of Hangul in the page's text in ``<span lang="ko">``.
+
+    Runs of Hangul words separated by spaces become one span. Text inside
+    ``<script>``, ``<style>``, ``<title>``, ``<textarea>``, ``<option>``,
+    ``<svg>``, ``<math>``, math markup (``class="math"``) and elements that
+    are already ``lang="ko"`` is left alone, as are attributes.
+    """
+    out = []
+    skip_tag: str | None = None  # the element we are inside and skipping
+    depth = 0
+    for token in _TOKENS.split(page):
+        if not token:
+            continue
+        if token.startswith("<"):
+            out.append(token)
+            match = _TAG.match(token)
+            if not match or token.startswith(("<!", "<script", "<style")):
+                continue
+            closing, name, attributes = match.groups()
+            name = name.lower()
+            if skip_tag is not None:
+                if name == skip_tag and name not in _VOID:
+                    if closing:
+                        depth -= 1
+                        if depth == 0:
+                            skip_tag = None
+                    elif not attributes.rstrip().endswith("/"):
+                        depth += 1
+                continue
+            if closing or name in _VOID or attributes.rstrip().endswith("/"):
+                continue
+            if (
+                name in _SKIP_TAGS
+                or _MATH_CLASS.search(attributes)
+                or _LANG_ATTR.search(attributes)
+            ):
+                skip_tag, depth = name, 1
+            continue
+        if skip_tag is None and HANGUL_RUN.search(token):
+            token = HANGUL_RUN.sub(
+                lambda m: f'<span lang="ko">{m.group(0)}</span>', token
+            )
+        out.append(token)
+    return "".join(out)
+
+
+_FONTAWESOME_JS = re.compile(
+    r'[ \t]*<script defer src="[^"]*_static/scripts/fontawesome\.js[^"]*">'
+    r"</script>\n?"
+)
+_INLINE_EXPLORER = re.compile(
+    r'<script data-tse-inline="1">.*?</script>\n?', re.DOTALL
+)
+_WIDGET_STATE = re.compile(
+    r'[ \t]*<script type="application/vnd\.jupyter\.widget-state\+json">'
+    r".*?</script>\n?",
+    re.DOTALL,
+)
+_BLOCKING_SCRIPT = re.compile(
+    r'<script (?![^>]*\b(?:defer|async|type)\b)([^>]*\bsrc="[^"]*"[^>]*)>'
+    r"</script>"
+)
+
+
+def defer_head_scripts(page: str) -> str:
+    """Give every external script of ``<head>`` the ``defer`` attribute.
+
+    Sphinx and the theme load a dozen scripts (and the 90 kB search index)
+    synchronously in ``<head>``, which holds back the first paint. Deferred
+    scripts still run in the same order, before ``DOMContentLoaded``; the
+    head's inline scripts only set variables.
+    """
+    end = page.find("</head>")
+    if end < 0:
+        return page
+    head = _BLOCKING_SCRIPT.sub(r"<script defer \1></script>", page[:end])
+    return head + page[end:]
+
+
+_OUTPUT_IMAGE = re.compile(r'<img (?![^>]*\bloading=)([^>]*\bsrc="[^"]*_images/[^"]*")')
+
+
+def lazy_images(page: str) -> str:
+    """Let the browser fetch the page's figures (``_images/``) as the reader
+    scrolls to them: ``loading="lazy"``. myst-nb writes each figure's width
+    and height, so nothing moves when one arrives."""
+    return _OUTPUT_IMAGE.sub(r'<img loading="lazy" \1', page)
+
+
+def fix_page(page: str) -> str:
+    """Every change this extension makes to a written HTML page."""
+    page = lazy_images(page)
+    page = _FONTAWESOME_JS.sub("", page)
+    page = _INLINE_EXPLORER.sub("", page)
+    # No widget manager is loaded (nb_ipywidgets_js is empty): the saved
+    # widget state would be dead weight.
+    page = _WIDGET_STATE.sub("", page)
+    page = defer_head_scripts(page)
+    return wrap_hangul(page)
+
+
+def _on_build_finished(app: Sphinx, exception) -> None:
+    if exception is not None or app.builder.format != "html":
+        return
+    outdir = Path(app.outdir)
+    for path in outdir.rglob("*.html"):
+        if "_static" in path.relative_to(outdir).parts:
+            continue
+        text = path.read_text(encoding="utf-8")
+        fixed = fix_page(text)
+        if fixed != text:
+            path.write_text(fixed, encoding="utf-8")
+
+
+# --------------------------------------------------------------------------
+# The API reference
+# --------------------------------------------------------------------------
+
+
+_SHAPE_ITEM = re.compile(r"^(\s*[-*]\s*[^:]+:\s*)(\([^)]*\))(.*)$")
+
+
+def _shapes_as_literals(app, what, name, obj, options, lines):
+    """Write the shapes of a ``Shape:`` section as code: ``(*, V)``.
+
+    Runs before napoleon. A shape such as ``(*, V)`` is also an unfinished
+    reStructuredText emphasis; as a literal it reads as code and stays intact.
+    """
+    in_shape = False
+    for index, line in enumerate(lines):
+        stripped = line.strip()
+        if stripped.endswith(":") and not line.startswith(" "):
+            in_shape = stripped == "Shape:"
+            continue
+        if in_shape:
+            match = _SHAPE_ITEM.match(line)
+            if match:
+                head, shape, rest = match.groups()
+                lines[index] = f"{head}``{shape}``{rest}"
+
+
+_LENGTH_BARS = re.compile(r"(?<![\\`|])\|([A-Za-z])\|")
+
+
+def _length_bars_as_text(app, what, name, obj, options, lines):
+    """Keep ``|Y|`` (the length of Y) as text: reStructuredText would read it
+    as a substitution and fail the build."""
+    for index, line in enumerate(lines):
+        lines[index] = _LENGTH_BARS.sub(r"\\|\1\\|", line)
+
+
+def _attribute_docstring_is_prose(app, what, name, obj, options, lines):
+    """Undo napoleon's reading of "Text: more text" as "type: description".
+
+    Runs after napoleon. The package documents its constants in prose ("The
+    widest figure, in inches: …"); napoleon takes everything before the
+    first colon of an attribute's docstring for a type. Put it back in front
+    of the description.
+    """
+    if what not in ("attribute", "data"):
+        return
+    for index, line in enumerate(lines):
+        if line.startswith(":type: "):
+            prose = line.removeprefix(":type: ")
+            del lines[index]
+            if index and not lines[index - 1].strip():
+                del lines[index - 1]
+            first = next((i for i, text in enumerate(lines) if text.strip()), None)
+            if first is None:
+                lines.append(prose)
+            else:
+                lines[first] = f"{prose}: {lines[first].lstrip()}"
+            return
+
+
+def _resolve_package_names(app, env, node, contnode):
+    """Resolve ``transformer_edu.Name`` and bare ``Name`` to the one object
+    of the package documented as ``transformer_edu.<module>.Name``.
+
+    The chapters use the package's top-level names (``te.causal_mask``) and
+    docstrings name siblings from other modules; the reference documents each
+    object once, under the module that defines it.
+    """
+    if node.get("refdomain") != "py":
+        return None
+    target = node.get("reftarget", "")
+    name = target.removeprefix("transformer_edu.")
+    if not name or "." in name:
+        return None
+    domain = env.get_domain("py")
+    matches = [
+        full
+        for full, entry in domain.objects.items()
+        if full.startswith("transformer_edu.")
+        and full.rsplit(".", 1)[-1] == name
+        and not entry.aliased
+    ]
+    if len(matches) != 1:
+        return None
+    (full,) = matches
+    entry = domain.objects[full]
+    return domain.resolve_xref(
+        env, node.get("refdoc"), app.builder, entry.objtype, full, node, contnode
+    ) or domain.resolve_xref(
+        env, node.get("refdoc"), app.builder, "obj", full, node, contnode
+    )
+
+
 def setup(app: Sphinx) -> dict:
+    # The API reference (book/api.md) imports transformer_edu from the
+    # checkout, its heavy dependencies mocked (autodoc_mock_imports).
+    root = str(Path(app.srcdir).resolve())
+    if root not in sys.path:
+        sys.path.insert(0, root)
     app.connect("config-inited", _on_config_inited)
-    app.connect("html-page-context", _drop_repeated_inline_scripts)
-    return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}
+    app.connect("builder-inited", _on_builder_inited)
+    app.connect("html-page-context", _on_page_context)
+    app.connect("build-finished", _on_build_finished)
+    # napoleon handles docstrings at the default priority, 500
+    app.connect(
+        "autodoc-process-docstring", _shapes_as_literals, priority=400
+    )
+    app.connect(
+        "autodoc-process-docstring", _length_bars_as_text, priority=400
+    )
+    app.connect(
+        "autodoc-process-docstring", _attribute_docstring_is_prose, priority=600
+    )
+    app.connect("missing-reference", _resolve_package_names)
+    return {
+        "version": "2.0",
+        "parallel_read_safe": True,
+        "parallel_write_safe": True,
+    }

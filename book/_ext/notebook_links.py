@@ -68,7 +68,7 @@ def term_anchor(term: str) -> str:
 
 
 def cite_anchor(key: str) -> str:
-    """Return the anchor of a BibTeX key's bibliography entry, e.g. ``cite-vaswani2017attention``."""
+    """Return the anchor of a BibTeX key's entry, e.g. ``cite-vaswani2017attention``."""
     return _docutils_make_id(CITE_ID.format(key=key))
 
 
@@ -115,7 +115,7 @@ class SiteLinksToLocal(SphinxPostTransform):
         logger.warning(message, location=node, type="notebook_links", subtype="target")
 
     def _localize(self, node: nodes.reference, uri: str, base: str) -> None:
-        path, _, anchor = uri[len(base):].partition("#")
+        path, _, anchor = uri[len(base) :].partition("#")
         if path in ("", "index.html"):
             docname = self.config.root_doc
         elif path.endswith(".html"):
@@ -201,8 +201,11 @@ class QuoteToAdmonition(SphinxTransform):
         for quote in list(self.document.findall(nodes.block_quote)):
             if not quote.children or not isinstance(quote[0], nodes.paragraph):
                 continue
-            first = [child for child in quote[0].children
-                     if not (isinstance(child, nodes.Text) and not child.strip())]
+            first = [
+                child
+                for child in quote[0].children
+                if not (isinstance(child, nodes.Text) and not child.strip())
+            ]
             if len(first) != 1 or not isinstance(first[0], nodes.strong):
                 continue
             title_text = first[0].astext().strip()

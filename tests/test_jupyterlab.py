@@ -1,0 +1,373 @@
+"""Every chapter runs in a real JupyterLab, and its widget explorers answer their controls.
+
+The test starts JupyterLab on localhost (a free port, a token, no browser, no
+news or update checks, autosave off) over copies of the chapters, opens each
+chapter in headless Chromium through Playwright, and:
+
+* before running anything, checks that the stored outputs show no
+  "Loading widget..." or "Error displaying widget" placeholder;
+* runs all cells with JupyterLab's own "Run All Cells" command on the
+  chapter's fresh kernel and checks that it completes with no error output;
+* finds every ipywidgets explorer on the page (an output with at least one
+  control and something it draws into), changes one control (a dropdown, a
+  checkbox, toggle buttons, a slider by keyboard, a text box; the next one if
+  a change draws the same picture), and checks that its output redraws.
+
+Nothing here knows the chapters' cells: the controls are found in the page
+after the run, so rewritten chapters keep being tested. Chromium is Debian's
+(``/usr/bin/chromium``, or ``CHROMIUM``); requests that leave localhost are
+blocked (JupyterLab works offline).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+if __package__:
+    from . import book_support as bs
+else:
+    import book_support as bs
+
+pytest.importorskip("jupyterlab", reason="JupyterLab is a test requirement (requirements.txt)")
+sync_api = pytest.importorskip("playwright.sync_api")
+
+CHROMIUM = Path(os.environ.get("CHROMIUM", "/usr/bin/chromium"))
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--no-first-run",
+    "--disable-background-networking",
+]
+CHAPTERS = [path for path in bs.chapter_notebooks() if path.exists()]
+RUN_TIMEOUT_S = 600  # one chapter, all cells (Chapter 7 trains for about a minute)
+REDRAW_TIMEOUT_MS = 30_000
+ARTIFACTS = bs.REPO_ROOT / "artifacts"
+PLACEHOLDERS = ("Loading widget", "Error displaying widget")
+
+pytestmark = pytest.mark.skipif(
+    not CHROMIUM.exists(), reason=f"Chromium not found at {CHROMIUM} (set CHROMIUM)"
+)
+
+# The notebook panel JupyterLab shows (``expose_app_in_browser`` makes the app global).
+CURRENT = "window.jupyterapp.shell.currentWidget"
+
+APP_READY_JS = """() => Boolean(window.jupyterapp && window.jupyterapp.commands
+  && window.jupyterapp.commands.hasCommand('notebook:run-all-cells'))"""
+
+OPEN_JS = """async path => {
+  const panel = await window.jupyterapp.commands.execute(
+    'docmanager:open', {path, factory: 'Notebook'});
+  await panel.context.ready;
+  window.jupyterapp.shell.activateById(panel.id);
+}"""
+
+CLOSE_JS = f"""async () => {{
+  const panel = {CURRENT};
+  await panel.sessionContext.shutdown();
+  panel.context.model.dirty = false;
+  panel.dispose();
+}}"""
+
+KERNEL_IDLE_JS = f"""() => {{
+  const panel = window.jupyterapp && {CURRENT};
+  const kernel = panel && panel.sessionContext && panel.sessionContext.session
+    && panel.sessionContext.session.kernel;
+  return Boolean(panel && panel.context.isReady && kernel && kernel.status === 'idle');
+}}"""
+
+RUN_ALL_JS = """() => {
+  window.__runAll = undefined;
+  window.jupyterapp.commands.execute('notebook:run-all-cells').then(
+    ok => { window.__runAll = {ok: Boolean(ok)}; },
+    error => { window.__runAll = {ok: false, error: String(error)}; });
+}"""
+
+ERROR_OUTPUTS_JS = f"""() => {{
+  const found = [];
+  {CURRENT}.content.widgets.forEach((cell, index) => {{
+    if (cell.model.type !== 'code') return;
+    for (const output of cell.model.outputs.toJSON()) {{
+      if (output.output_type === 'error') found.push([index, output.ename, output.evalue]);
+    }}
+  }});
+  return found;
+}}"""
+
+UNRUN_CELLS_JS = f"""() => {{
+  const found = [];
+  {CURRENT}.content.widgets.forEach((cell, index) => {{
+    if (cell.model.type === 'code' && cell.model.sharedModel.getSource().trim()
+        && cell.model.executionCount === null) found.push(index);
+  }});
+  return found;
+}}"""
+
+# Marks every explorer (an output with a control and a display element) and
+# returns how many there are. A tqdm bar has no control and is left out.
+MARK_EXPLORERS_JS = """() => {
+  const controls = 'select, input, textarea, button, .noUi-handle';
+  const displays = '.widget-output, .widget-html, .widget-htmlmath, .widget-image';
+  let count = 0;
+  for (const old of document.querySelectorAll('[data-explorer]')) {
+    old.removeAttribute('data-explorer');
+  }
+  const panel = window.jupyterapp.shell.currentWidget.node;
+  for (const area of panel.querySelectorAll('.jp-Notebook .jp-OutputArea-output')) {
+    if (!area.querySelector('.jupyter-widgets')) continue;
+    if (!area.querySelector(controls) || !area.querySelector(displays)) continue;
+    area.setAttribute('data-explorer', String(count));
+    count += 1;
+  }
+  return count;
+}"""
+
+# What an explorer shows: its display elements' HTML (controls left out).
+SNAPSHOT_JS = """area => [...area.querySelectorAll(
+    '.widget-output, .widget-html, .widget-htmlmath, .widget-image')]
+  .map(el => el.innerHTML).join('\\n')"""
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def write_json(path: Path, value: dict) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(value), encoding="utf-8")
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory):
+    """JupyterLab on localhost over copies of the chapters; yields (base URL, token)."""
+    home = tmp_path_factory.mktemp("jupyterlab")
+    root = home / "root"
+    (root / "notebooks").mkdir(parents=True)
+    for chapter in CHAPTERS:
+        shutil.copy(chapter, root / "notebooks" / chapter.name)
+    settings = home / "settings"
+    write_json(
+        settings / "@jupyterlab/docmanager-extension/plugin.jupyterlab-settings",
+        {"autosave": False},
+    )
+    write_json(
+        settings / "@jupyterlab/apputils-extension/notification.jupyterlab-settings",
+        {"fetchNews": "false", "checkForUpdates": False},
+    )
+    token = secrets.token_hex(16)
+    port = free_port()
+    env = dict(os.environ)
+    env.update(
+        PYTHONPATH=os.pathsep.join(p for p in [str(bs.REPO_ROOT), env.get("PYTHONPATH")] if p),
+        JUPYTERLAB_SETTINGS_DIR=str(settings),
+        JUPYTERLAB_WORKSPACES_DIR=str(home / "workspaces"),
+        JUPYTER_CONFIG_DIR=str(home / "config"),
+        JUPYTER_RUNTIME_DIR=str(home / "runtime"),
+        PYTHONHASHSEED="0",
+    )
+    env.pop("MPLBACKEND", None)  # the kernel's inline backend draws the figures
+    log = (home / "server.log").open("w")
+    server = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "jupyterlab",
+            "--no-browser",
+            "--allow-root",
+            "--ip=127.0.0.1",
+            f"--port={port}",
+            "--port-retries=0",
+            f"--IdentityProvider.token={token}",
+            f"--ServerApp.root_dir={root}",
+            "--ServerApp.terminals_enabled=False",
+            "--LabApp.expose_app_in_browser=True",
+            "--LabApp.news_url=None",
+            "--LabApp.extension_manager=readonly",
+            "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+        ],
+        cwd=home,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                with urllib.request.urlopen(f"{base}/api/status?token={token}", timeout=5):
+                    break
+            except OSError:
+                if server.poll() is not None or time.monotonic() > deadline:
+                    log.flush()
+                    pytest.fail(
+                        "JupyterLab did not start:\n" + (home / "server.log").read_text()[-3000:]
+                    )
+                time.sleep(0.5)
+        yield base, token
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            server.kill()
+        log.close()
+
+
+@pytest.fixture(scope="module")
+def page(lab):
+    """One JupyterLab page in headless Chromium for all chapters (the app loads once)."""
+    base, token = lab
+    with sync_api.sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        context = chromium.new_context(viewport={"width": 1366, "height": 900})
+
+        def only_localhost(route):
+            if route.request.url.startswith(base):
+                route.continue_()
+            else:  # JupyterLab needs no network; a figure's CDN fallback is blocked
+                route.abort()
+
+        context.route("**/*", only_localhost)
+        tab = context.new_page()
+        try:
+            tab.goto(f"{base}/lab/workspaces/test/tree/notebooks?token={token}")
+            tab.wait_for_function(APP_READY_JS, timeout=180_000)
+            yield tab
+        finally:
+            chromium.close()
+
+
+def stored_explorers(notebook: Path) -> int:
+    """How many explorers the stored outputs announce (scripts/execute_notebooks.py's texts)."""
+    count = 0
+    for cell in bs.read_notebook(notebook)["cells"]:
+        for output in cell.get("outputs", []):
+            text = output.get("data", {}).get("text/plain", "")
+            text = "".join(text) if isinstance(text, list) else text
+            if "execute_notebooks" in output.get("metadata", {}) and text.startswith(
+                "Interactive control"
+            ):
+                count += 1
+    return count
+
+
+def test_chapter_one_announces_its_explorers():
+    """Chapter 1's explorers (the mask explorer among them) are what the test below changes."""
+    assert stored_explorers(CHAPTERS[0]) >= 2
+
+
+def change_control(area, control) -> str:
+    """Change one control inside an explorer; return what was done ('' if nothing)."""
+    kind = control.evaluate("el => el.tagName.toLowerCase()")
+    classes = control.get_attribute("class") or ""
+    if kind == "select":
+        options = control.evaluate("el => [...el.options].map(o => o.value)")
+        current = control.evaluate("el => el.selectedIndex")
+        if len(options) < 2:
+            return ""
+        target = 1 if current == 0 else 0
+        control.select_option(index=target)
+        return f"dropdown -> option {target}"
+    if kind == "input" and control.get_attribute("type") == "checkbox":
+        control.click()
+        return "checkbox toggled"
+    if kind == "button":
+        if "mod-active" in classes or control.is_disabled():
+            return ""
+        control.click()
+        return f"button {control.inner_text()!r} pressed"
+    if "noUi-handle" in classes:
+        before = control.get_attribute("aria-valuenow")
+        control.focus()
+        control.press("ArrowRight")
+        if control.get_attribute("aria-valuenow") == before:
+            control.press("ArrowLeft")
+        return "" if control.get_attribute("aria-valuenow") == before else "slider moved"
+    if kind in {"input", "textarea"} and control.get_attribute("type") in {None, "text"}:
+        control.fill((control.input_value() or "") + " ")
+        control.press("Enter")
+        return "text edited"
+    return ""
+
+
+def exercise_explorer(page, index: int) -> str:
+    """Change the explorer's controls one by one until its output redraws."""
+    area = page.locator(f'[data-explorer="{index}"]')
+    area.scroll_into_view_if_needed()
+    handle = area.element_handle()
+    controls = area.locator(
+        "select, input[type=checkbox], .widget-toggle-buttons button, .noUi-handle, "
+        ".widget-text input, textarea"
+    )
+    tried = []
+    for number in range(controls.count()):
+        before = handle.evaluate(SNAPSHOT_JS)
+        action = change_control(area, controls.nth(number))
+        if not action:
+            continue
+        tried.append(action)
+        try:
+            page.wait_for_function(
+                f"([area, before]) => {{ const now = ({SNAPSHOT_JS})(area);"
+                " return now !== before && now.trim() !== ''; }",
+                arg=[handle, before],
+                timeout=REDRAW_TIMEOUT_MS,
+            )
+        except sync_api.TimeoutError:
+            continue
+        return action
+    raise AssertionError(f"explorer {index}: no redraw after {tried or 'no usable control'}")
+
+
+@pytest.mark.parametrize("notebook", CHAPTERS, ids=lambda path: path.stem)
+def test_chapter_runs_in_jupyterlab_and_its_explorers_redraw(page, notebook):
+    start = time.monotonic()
+    page.evaluate(OPEN_JS, f"notebooks/{notebook.name}")
+    try:
+        page.wait_for_function(KERNEL_IDLE_JS, timeout=120_000)
+        opened = time.monotonic() - start
+        text = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook").inner_text()
+        assert not [p for p in PLACEHOLDERS if p in text], "placeholders before running"
+
+        start = time.monotonic()
+        page.evaluate(RUN_ALL_JS)
+        page.wait_for_function(
+            "() => window.__runAll !== undefined", timeout=RUN_TIMEOUT_S * 1000, polling=1000
+        )
+        result = page.evaluate("() => window.__runAll")
+        seconds = time.monotonic() - start
+        assert page.evaluate(ERROR_OUTPUTS_JS) == [], "error outputs"
+        assert result["ok"], f"Run All Cells did not complete: {result}"
+        assert page.evaluate(UNRUN_CELLS_JS) == [], "cells left unrun"
+        page.wait_for_function(KERNEL_IDLE_JS, timeout=60_000)
+
+        ran = time.monotonic()
+        explorers = page.evaluate(MARK_EXPLORERS_JS)
+        assert explorers >= stored_explorers(notebook), "explorers missing from the page"
+        actions = [exercise_explorer(page, index) for index in range(explorers)]
+        text = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook").inner_text()
+        assert not [p for p in PLACEHOLDERS if p in text], "widget placeholders after running"
+        print(
+            f"{notebook.stem}: opened in {opened:.0f} s, ran in {seconds:.0f} s, "
+            f"explorers {time.monotonic() - ran:.0f} s: {actions}"
+        )
+    except BaseException:
+        ARTIFACTS.mkdir(exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / f"jupyterlab-{notebook.stem}.png"))
+        raise
+    finally:
+        page.evaluate(CLOSE_JS)
