@@ -396,15 +396,18 @@ class OnnxTranslator:
                  "tgt_mask": _numpy(tgt_mask)}
         return tuple(torch.from_numpy(o) for o in self.decoder.run(None, feeds))
 
-    def tokens(self, sentence: str) -> list[str]:
-        """The source tokens of ``sentence`` by ``vocab.json``'s rule (see :func:`tokenizer_json`)."""
+    def tokens(self, sentence: str, *, split: bool = True) -> list[str]:
+        """The source tokens of ``sentence`` by ``vocab.json``'s rule (see :func:`tokenizer_json`).
+
+        With ``split=False``, the written words before the table splits them.
+        """
         rule = self.vocab["tokenizer"]
         if rule["kind"] not in ("whitespace", "table"):
             raise ValueError(f"unknown tokenizer kind {rule['kind']!r} in {VOCAB_FILE}")
         if rule["normalize"]:
             sentence = unicodedata.normalize(rule["normalize"], sentence)
         words = sentence.split()
-        if rule["kind"] == "whitespace":
+        if rule["kind"] == "whitespace" or not split:
             return words
         return [token for word in words for token in rule["splits"].get(word, [word])]
 
@@ -446,11 +449,12 @@ class OnnxTranslator:
         itos = self.vocab["tgt_itos"]
         outputs = []
         for sentence in sentences:
-            words = self.tokens(sentence)
-            unknown = [w for w in words if w not in self.src_stoi]
+            unknown = list(dict.fromkeys(  # named as written: 기린이, not 기린
+                word for word in self.tokens(sentence, split=False)
+                if any(token not in self.src_stoi for token in self.tokens(word))))
             if unknown:
                 raise ValueError(f"unknown words {unknown} in {sentence!r}")
-            src_ids = [self.src_stoi[w] for w in words] + [ids["eos"]]
+            src_ids = [self.src_stoi[token] for token in self.tokens(sentence)] + [ids["eos"]]
             src = torch.tensor([src_ids + [ids["pad"]] * pad_extra])  # (1, S + pad_extra)
             out = self.greedy_decode(src, padding_mask(src, ids["pad"]), self.max_steps(len(src_ids)))[0]
             words_out = []
