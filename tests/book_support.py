@@ -80,24 +80,76 @@ class BookBuild:
     returncode: int
     log: str
     html_dir: Path
+    # The Python of the torch-free environment the book was built in (None:
+    # built in the test environment) and, if making one failed, why.
+    python: str | None = None
+    environment_error: str | None = None
+
+
+def book_environment() -> tuple[Path | None, str | None]:
+    """A new virtual environment with ``requirements-book.txt`` alone, what
+    ``.ci/book`` installs: (its directory, None), or (None, why not).
+
+    Made with uv (pip-compatible and fast; its cache makes a second
+    environment take seconds). Without uv: (None, None).
+    """
+    import atexit
+    import shutil
+    import tempfile
+
+    uv = shutil.which("uv")
+    if uv is None:
+        return None, None
+    venv = Path(tempfile.mkdtemp(prefix="book-venv-"))
+    atexit.register(shutil.rmtree, venv, ignore_errors=True)
+    made = subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], capture_output=True, text=True)
+    if made.returncode != 0:
+        return None, made.stderr[-3000:]
+    install = subprocess.run(
+        [uv, "pip", "install", "--quiet", "--python", str(venv / "bin" / "python"),
+         "-r", str(REPO_ROOT / "requirements-book.txt")],
+        capture_output=True, text=True, timeout=600,
+    )
+    if install.returncode != 0:
+        return None, install.stderr[-3000:]
+    return venv, None
 
 
 @functools.cache
 def build_book() -> BookBuild:
     """Build the book into ``_build/html`` once per test session.
 
-    ``--all`` rebuilds every page: an incremental build would not repeat the
-    warnings of pages it skips, and ``-W`` must see them all.
+    The build runs as ``.ci/book`` runs it on a fresh machine: in a new
+    virtual environment with ``requirements-book.txt`` alone (no torch), with
+    the ``jupyter-book`` command, from the repository root, without
+    ``PYTHONPATH``. ``test_book.py`` checks that environment has no torch and
+    every test of the built book uses this one build. Without uv it builds in
+    the test environment instead. ``--all`` rebuilds every page: an
+    incremental build would not repeat the warnings of pages it skips, and
+    ``-W`` must see them all.
     """
-    command = [
-        sys.executable, "-c", "from jupyter_book.cli.main import main; main()",
-        "build", str(REPO_ROOT),
-        "--all", "-W", "-n", "--keep-going",
-    ]
+    import os
+
+    venv, error = book_environment()
+    options = ["build", str(REPO_ROOT), "--all", "-W", "-n", "--keep-going"]
+    if venv is not None:
+        command = [str(venv / "bin" / "jupyter-book"), *options]
+        env = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
+        env["PATH"] = f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}"
+        env["VIRTUAL_ENV"] = str(venv)
+    else:
+        command = [sys.executable, "-c", "from jupyter_book.cli.main import main; main()", *options]
+        env = None
     result = subprocess.run(
-        command, cwd=REPO_ROOT, capture_output=True, text=True, timeout=900
+        command, cwd=REPO_ROOT, capture_output=True, text=True, timeout=900, env=env
     )
-    return BookBuild(result.returncode, result.stdout + result.stderr, HTML_DIR)
+    return BookBuild(
+        result.returncode,
+        result.stdout + result.stderr,
+        HTML_DIR,
+        python=str(venv / "bin" / "python") if venv is not None else None,
+        environment_error=error,
+    )
 
 
 def html_path(page: str) -> Path:
@@ -111,3 +163,84 @@ def colab_url(config: dict, notebook: Path) -> str:
     branch = config["repository"]["branch"]
     relative = notebook.relative_to(REPO_ROOT).as_posix()
     return f"https://colab.research.google.com/github/{repo}/blob/{branch}/{relative}"
+
+
+# --------------------------------------------------------------------------- #
+# A test page of explorers                                                     #
+# --------------------------------------------------------------------------- #
+
+FIXTURE_PAGE = "explorers"
+
+
+def explorer_fixture_outputs() -> list:
+    """The package's explorers (one per chapter that has one) and a generic
+    explorer with every kind of control and Korean labels, as explorers."""
+    import plotly.graph_objects as go
+
+    from transformer_edu import interactive as ix
+    from transformer_edu.pretrained import pretrained_translator
+
+    words = ["고양이가", "생선을", "먹었다"]
+
+    def bars(word: str, scale: float) -> "ix.State":
+        fig = go.Figure(go.Bar(x=words, y=[scale * (i + 1) / 3 for i in range(3)]))
+        return ix.State(
+            ix.Panel(fig, title=f"{word}: × {scale:g}", height=260),
+            summary=f"Bars scaled by {scale:g}, {word} chosen.",
+        )
+
+    generic = ix.Explorer(
+        "test-generic-explorer",
+        title="Every kind of control",
+        description="Three bars, one per Korean word, scaled by the controls.",
+        controls=[
+            ix.Select("word", words, label="word"),
+            ix.Slider("scale", [0.5, 1.0, 2.0], label="scale", start=1.0),
+        ],
+        states=bars,
+    )
+    return [
+        ix.mask_explorer(),
+        ix.positional_explorer(),
+        ix.beam_explorer(
+            pretrained_translator("cpu"),
+            "고양이가 생선을 먹었다",
+            reference="the cat ate the fish",
+            beam_sizes=(1, 2, 4),
+            alphas=(0.0, 0.6),
+            start_beam_size=2,
+            start_alpha=0.6,
+        ),
+        generic,
+    ]
+
+
+def build_explorer_fixture(directory: Path) -> BookBuild:
+    """Build a one-page book of explorers in ``directory`` with the book's
+    configuration, extension and styles (a page of the real book would need
+    re-executed notebooks)."""
+    import shutil
+
+    import nbformat
+
+    directory.mkdir(parents=True, exist_ok=True)
+    for name in ("book", "node_modules", "transformer_edu"):
+        (directory / name).symlink_to(REPO_ROOT / name)
+    shutil.copyfile(REPO_ROOT / "_config.yml", directory / "_config.yml")
+    (directory / "_toc.yml").write_text(f"format: jb-book\nroot: {FIXTURE_PAGE}\n", encoding="utf-8")
+    notebook = nbformat.v4.new_notebook()
+    notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    notebook.cells.append(nbformat.v4.new_markdown_cell(
+        "# Explorers\n\nEvery explorer of the package, for the browser test."
+    ))
+    for explorer in explorer_fixture_outputs():
+        cell = nbformat.v4.new_code_cell(f"explorer  # {explorer.id}")
+        cell.outputs = [nbformat.v4.new_output("display_data", data=explorer._repr_mimebundle_())]
+        notebook.cells.append(cell)
+    nbformat.write(notebook, directory / f"{FIXTURE_PAGE}.ipynb")
+    command = [
+        sys.executable, "-c", "from jupyter_book.cli.main import main; main()",
+        "build", str(directory), "--all", "-W", "-n", "--keep-going",
+    ]
+    result = subprocess.run(command, cwd=directory, capture_output=True, text=True, timeout=600)
+    return BookBuild(result.returncode, result.stdout + result.stderr, directory / "_build" / "html")

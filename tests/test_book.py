@@ -1,7 +1,9 @@
 """The book builds without a warning, links to the right places and works offline.
 
 The build (``jupyter-book build . --all -W -n --keep-going``) runs once per
-session and is shared with ``test_browser.py``.
+session, in a torch-free environment made from ``requirements-book.txt`` as
+``.ci/book`` would on a fresh machine (``book_support.build_book``), and is
+shared with ``test_browser.py``.
 """
 
 from __future__ import annotations
@@ -383,41 +385,23 @@ def test_hidden_cell_toggles_are_named_by_their_visible_text(built_book):
 # The book builds from requirements-book.txt alone (no torch)                  #
 # --------------------------------------------------------------------------- #
 
-def test_a_fresh_environment_with_requirements_book_builds_the_book_without_torch(tmp_path):
-    """What .ci/book installs is enough: a new virtual environment with only
-    requirements-book.txt (installed with uv, which is pip-compatible and
-    fast) builds the whole book, warnings as errors, and has no torch."""
-    import os
+def test_the_book_is_built_from_requirements_book_alone_without_torch(built_book):
+    """What .ci/book installs is enough: the session's one build (which every
+    test of the built book checks: no warning, every page, the browser test)
+    ran in a new virtual environment with only requirements-book.txt
+    (installed with uv), the ``jupyter-book`` command and no PYTHONPATH, and
+    that environment has no torch."""
     import shutil
     import subprocess
-    import sys
 
-    uv = shutil.which("uv")
-    if uv is None:
+    if shutil.which("uv") is None:
         pytest.skip("uv is not installed (pip install -r requirements.txt)")
-    venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
-    python = venv / "bin" / "python"
-    install = subprocess.run(
-        [uv, "pip", "install", "--quiet", "--python", str(python), "-r",
-         str(bs.REPO_ROOT / "requirements-book.txt")],
-        capture_output=True, text=True, timeout=600,
-    )
-    assert install.returncode == 0, install.stderr[-3000:]
+    assert built_book.environment_error is None, built_book.environment_error
+    assert built_book.python is not None
     for heavy in ("torch", "numpy", "matplotlib", "plotly"):
-        found = subprocess.run([str(python), "-c", f"import {heavy}"], capture_output=True)
+        found = subprocess.run([built_book.python, "-c", f"import {heavy}"], capture_output=True)
         assert found.returncode != 0, f"requirements-book.txt pulls in {heavy}"
-    build = subprocess.run(
-        [str(python), "-c", "from jupyter_book.cli.main import main; main()", "build",
-         str(bs.REPO_ROOT), "--all", "-W", "-n", "--keep-going", "--path-output", str(tmp_path)],
-        capture_output=True, text=True, timeout=900, cwd=tmp_path,
-        env={key: value for key, value in os.environ.items() if key != "PYTHONPATH"},
-    )
-    log = build.stdout + build.stderr
-    assert build.returncode == 0, log[-6000:]
-    assert "build succeeded" in log and "WARNING" not in log, log[-6000:]
-    for page in bs.toc_files():
-        assert (tmp_path / "_build" / "html" / f"{page}.html").is_file(), page
+    assert built_book.returncode == 0 and "build succeeded" in built_book.log
 
 
 # --------------------------------------------------------------------------- #

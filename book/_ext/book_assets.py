@@ -265,6 +265,10 @@ def lazy_images(page: str) -> str:
 def fix_page(page: str) -> str:
     """Every change this extension makes to a written HTML page."""
     page = lazy_images(page)
+    # docutils marks a citation role="doc-biblioentry" inside a role="list":
+    # a list's children must be list items (axe aria-required-children,
+    # critical); doc-biblioentry is deprecated in ARIA 1.3 anyway.
+    page = page.replace('role="doc-biblioentry"', 'role="listitem"')
     page = _FONTAWESOME_JS.sub("", page)
     page = _INLINE_EXPLORER.sub("", page)
     # No widget manager is loaded (nb_ipywidgets_js is empty): the saved
