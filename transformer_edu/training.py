@@ -290,6 +290,9 @@ def fit(
             epoch (``epoch`` counts from 1); return ``True`` to stop early.
             Use it to plot curves, save checkpoints or translate examples.
         progress: show a progress bar (``tqdm.auto``: it renders in Jupyter too).
+            When ``on_epoch_end`` stops training early, the bar ends full,
+            its total cut to the epochs run, and its postfix says so
+            (``stopped=early, 8 planned``).
 
     Returns:
         The history, a dict of equally long lists, one entry per epoch:
@@ -353,9 +356,15 @@ def fit(
         }
         for key, value in record.items():
             history[key].append(value)
-        bar.set_postfix(train=f"{record['train_loss']:.3f}", valid=f"{record['valid_loss']:.3f}")
+        postfix = {"train": f"{record['train_loss']:.3f}", "valid": f"{record['valid_loss']:.3f}"}
+        bar.set_postfix(postfix)
         bar.update()
         if on_epoch_end is not None and on_epoch_end(epoch + 1, history):
+            if epoch + 1 < epochs:  # stopped early: end the bar full, or Jupyter draws it red like a crash
+                bar.total = epoch + 1
+                if hasattr(bar, "container"):  # tqdm.notebook keeps the maximum in its widget too
+                    bar.container.children[1].max = epoch + 1
+                bar.set_postfix({**postfix, "stopped": f"early, {epochs} planned"})
             break
     bar.close()
     return history
