@@ -12,6 +12,7 @@ from transformer_edu import Transformer, TransformerConfig
 from transformer_edu.checkpoint import load_checkpoint, load_model, resume, save_checkpoint
 from transformer_edu.data import Vocab, copy_task_splits, make_batches
 from transformer_edu.training import (
+    AveragedWeights,
     BestWeights,
     LabelSmoothingLoss,
     evaluate,
@@ -362,3 +363,33 @@ def test_train_task_takes_a_changed_recipe():
     assert isinstance(RECIPES["reverse"], Recipe) and RECIPES["reverse"].src_positional is True
     with pytest.raises(TypeError, match="recipe must be a Recipe"):
         train_task("reverse", recipe={"epochs": 1})
+
+
+# --------------------------------------------------------------------------
+# Checkpoint averaging
+# --------------------------------------------------------------------------
+
+
+def test_averaged_weights_are_the_mean_of_the_last_epochs():
+    model, optimizer, scheduler, loss_fn = setup()
+    averaged = AveragedWeights(model, last=2)
+    seen = []
+
+    def hook(epoch, history):
+        seen.append({k: v.clone() for k, v in model.state_dict().items()})
+        return averaged(epoch, history)
+
+    fit(model, train_batches, VALID, epochs=3, optimizer=optimizer, scheduler=scheduler, loss_fn=loss_fn,
+        on_epoch_end=hook, progress=False)
+    assert len(averaged) == 2  # epoch 1 was forgotten
+    average = averaged.average()
+    for key, value in average.items():
+        torch.testing.assert_close(value, (seen[1][key] + seen[2][key]) / 2)
+    assert not torch.equal(average["generator.weight"], seen[2]["generator.weight"])
+    with averaged.applied():
+        torch.testing.assert_close(model.state_dict()["generator.weight"], average["generator.weight"])
+    assert all(torch.equal(v, seen[2][k]) for k, v in model.state_dict().items())  # its own weights are back
+    with pytest.raises(ValueError, match="no weights remembered"):
+        AveragedWeights(model).average()
+    with pytest.raises(ValueError, match="last must be"):
+        AveragedWeights(model, last=0)

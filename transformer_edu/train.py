@@ -31,7 +31,7 @@ from . import data
 from .checkpoint import save_checkpoint
 from .metrics import corpus_bleu, exact_match
 from .model import Transformer, TransformerConfig
-from .training import BestWeights, LabelSmoothingLoss, fit, make_optimizer, warmup_schedule
+from .training import AveragedWeights, BestWeights, LabelSmoothingLoss, fit, make_optimizer, warmup_schedule
 from .translator import Translator
 
 __all__ = ["Recipe", "RECIPES", "task_splits", "train_task", "main"]
@@ -43,7 +43,9 @@ class Recipe:
 
     ``max_len`` is the model's longest sequence (the positional table's
     size); ``src_positional=False`` trains without the source positional
-    encoding, an ablation (see :class:`~transformer_edu.TransformerConfig`).
+    encoding, an ablation (see :class:`~transformer_edu.TransformerConfig`);
+    ``average_last`` is the number of last epochs whose weights are averaged
+    (the paper averages its last 5 checkpoints; 1 turns averaging off).
     """
 
     d_model: int
@@ -61,11 +63,17 @@ class Recipe:
     length_penalty: float
     max_len: int = 128
     src_positional: bool = True
+    average_last: int = 1
 
 
 RECIPES = {
-    "ko-en": Recipe(d_model=64, n_heads=4, d_ff=256, n_layers=2, dropout=0.1, batch_size=64, epochs=8,
-                    warmup=200, lr_factor=0.5, smoothing=0.1, clip_norm=1.0, beam_size=4, length_penalty=0.6),
+    # ko-en differs from the paper's base recipe in size (D = 64, two layers), in P_drop = 0 (dropout
+    # 0.1 needs about twice the epochs to reach 99 % here) and in averaging the last 5 epochs' weights
+    # where the paper averages its last 5 checkpoints; warm-up, Adam, label smoothing and beam
+    # search (K = 4, α = 0.6) are the paper's.
+    "ko-en": Recipe(d_model=64, n_heads=4, d_ff=256, n_layers=2, dropout=0.0, batch_size=64, epochs=10,
+                    warmup=200, lr_factor=0.5, smoothing=0.1, clip_norm=1.0, beam_size=4, length_penalty=0.6,
+                    average_last=5),
     "copy": Recipe(d_model=64, n_heads=4, d_ff=256, n_layers=2, dropout=0.0, batch_size=64, epochs=20,
                    warmup=100, lr_factor=0.15, smoothing=0.1, clip_norm=1.0, beam_size=4, length_penalty=0.6),
 }
@@ -104,6 +112,11 @@ def train_task(
         device: where to train.
         progress: show a progress bar.
         out: a directory to save ``checkpoint.pt`` into, or ``None``.
+
+    After every epoch the weights of the last ``recipe.average_last``
+    epochs are averaged, the average is measured on the valid split (greedy
+    exact match, ``history["valid_exact_match"]``), and training stops once
+    it is perfect; the translator gets the best average.
 
     Returns:
         ``(translator, metrics)``; ``metrics`` holds the test split's
@@ -150,12 +163,16 @@ def train_task(
     translator = Translator(model, src_vocab, tgt_vocab, data.KOREAN_TOKENIZER if task == "ko-en" else None)
     valid_sources, valid_references = map(list, zip(*splits["valid"]))
     best = BestWeights(model, "valid_exact_match", mode="max")
+    averaged = AveragedWeights(model, last=recipe.average_last)
 
     def on_epoch_end(epoch: int, history: dict) -> bool:
-        """Greedy exact match on the valid split; keep the best weights; stop once it is perfect."""
-        hypotheses = translator.translate(valid_sources, beam_size=1)
-        history.setdefault("valid_exact_match", []).append(exact_match(hypotheses, valid_references))
-        best(epoch, history)
+        """Average the last epochs' weights, measure the average's greedy exact match on the
+        valid split, keep the best average and stop once it is perfect."""
+        averaged(epoch, history)
+        with averaged.applied():  # the model holds the average; training resumes with its own weights
+            hypotheses = translator.translate(valid_sources, beam_size=1)
+            history.setdefault("valid_exact_match", []).append(exact_match(hypotheses, valid_references))
+            best(epoch, history)
         return best.best == 1.0
 
     start, cpu_start = time.perf_counter(), time.process_time()
