@@ -18,6 +18,7 @@ from transformer_edu.data import (
     Batch,
     KoreanTokenizer,
     Vocab,
+    bag_of_tokens,
     copy_task_pairs,
     copy_task_splits,
     detokenize_korean,
@@ -184,6 +185,17 @@ def test_only_the_particles_say_who_did_what_to_whom():
     assert translate_by_rule("내가 그를 기다렸다") == "I waited for him"  # English pronouns show case
     assert translate_by_rule("그가 나를 기다렸다") == "he waited for me"
     assert translate_by_rule("그녀를 우리가 돕는다") == "we help her"
+
+
+def test_bag_of_tokens_keeps_the_words_and_loses_their_order():
+    assert bag_of_tokens("고양이가 개를 쫓았다") == "가 개 고양이 를 쫓았다"
+    assert bag_of_tokens("고양이 가 개 를 쫓았다") == "가 개 고양이 를 쫓았다"  # tokenized input: the same
+    assert bag_of_tokens(swap_roles("고양이가 개를 쫓았다")) == bag_of_tokens("고양이가 개를 쫓았다")
+    assert translate_by_rule(swap_roles("고양이가 개를 쫓았다")) != translate_by_rule("고양이가 개를 쫓았다")
+    assert bag_of_tokens("개를 고양이가 쫓았다") == bag_of_tokens("고양이가 개를 쫓았다")  # OSV: same bag, same meaning
+    assert bag_of_tokens("곰이 나를 봤다") != bag_of_tokens(swap_roles("곰이 나를 봤다"))  # 곰을 내가: other forms
+    with pytest.raises(TypeError):
+        bag_of_tokens(3)
 
 
 def test_swap_roles_and_reorder():

@@ -365,6 +365,26 @@ def test_train_task_takes_a_changed_recipe():
         train_task("reverse", recipe={"epochs": 1})
 
 
+def test_train_task_rewrites_every_source_with_src_transform():
+    from dataclasses import replace
+
+    from transformer_edu.train import RECIPES, task_splits, train_task
+
+    seen = []
+
+    def reverse_back(source: str) -> str:
+        seen.append(source)
+        return " ".join(reversed(source.split()))
+
+    recipe = replace(RECIPES["reverse"], d_model=16, n_heads=2, d_ff=32, n_layers=1)
+    translator, metrics = train_task("reverse", recipe=recipe, epochs=1, progress=False, src_transform=reverse_back)
+    splits = task_splits("reverse")
+    assert seen == [src for name in splits for src, _ in splits[name]]  # every split, every source, once
+    assert metrics["src_transform"] == "reverse_back" and translator.src_tokenizer is None
+    with pytest.raises(TypeError, match="src_transform must be a function"):
+        train_task("reverse", recipe=recipe, epochs=1, src_transform="sorted")
+
+
 # --------------------------------------------------------------------------
 # Checkpoint averaging
 # --------------------------------------------------------------------------

@@ -855,6 +855,23 @@ def reorder(korean: str, order: str, *, natural: bool = False) -> str:
     return _rewrite(korean, change, natural, "reorder")
 
 
+def bag_of_tokens(korean: str) -> str:
+    """The sentence's tokens sorted: all that a bag-of-words model can know of it.
+
+    ``bag_of_tokens("고양이가 개를 쫓았다") == "가 개 고양이 를 쫓았다"``: which
+    particle went with which noun, and which noun with which clause, is
+    gone; the words and their counts stay. Train and test a model on bags
+    (``train_task(..., src_transform=bag_of_tokens)``) for Chapter 7's
+    bag-of-words baseline. Sentences with the same tokens give the same
+    bag: 고양이가 개를 쫓았다 and its role swap 고양이를 개가 쫓았다 ("the dog
+    chased the cat") both give ``"가 개 고양이 를 쫓았다"``.
+
+    Args:
+        korean: a sentence, written or tokenized (it is tokenized first).
+    """
+    return " ".join(sorted(tokenize_korean(korean)))
+
+
 # --------------------------------------------------------------------------
 # Sampling the splits: held-out compositions
 # --------------------------------------------------------------------------

@@ -24,6 +24,7 @@ import sys
 import time
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
+from typing import Callable
 
 import torch
 
@@ -99,6 +100,7 @@ def train_task(
     device: str | torch.device = "cpu",
     progress: bool = True,
     out: str | Path | None = None,
+    src_transform: Callable[[str], str] | None = None,
 ) -> tuple[Translator, dict]:
     """Train the recipe of ``task`` and measure it on the test split.
 
@@ -112,6 +114,12 @@ def train_task(
         device: where to train.
         progress: show a progress bar.
         out: a directory to save ``checkpoint.pt`` into, or ``None``.
+        src_transform: rewrites every source sentence of every split
+            (train, valid, test, ood) before anything else, e.g.
+            :func:`~transformer_edu.data.bag_of_tokens` for a bag-of-words
+            baseline; the metrics are measured on the rewritten sources, and
+            ``metrics["src_transform"]`` names it. The translator returned
+            does not apply it: give it rewritten sentences.
 
     After every epoch the weights of the last ``recipe.average_last``
     epochs are averaged, the average is measured on the valid split (greedy
@@ -136,9 +144,13 @@ def train_task(
         raise TypeError(f"recipe must be a Recipe, got {type(recipe).__name__}")
     if epochs is not None:
         recipe = replace(recipe, epochs=epochs)
+    if src_transform is not None and not callable(src_transform):
+        raise TypeError(f"src_transform must be a function str -> str or None, got {type(src_transform).__name__}")
     torch.manual_seed(seed)
     random.seed(seed)
     splits = task_splits(task, data_seed)
+    if src_transform is not None:
+        splits = {name: [(src_transform(src), tgt) for src, tgt in pairs] for name, pairs in splits.items()}
     src_vocab = data.Vocab.build([src for src, _ in splits["train"]])
     tgt_vocab = data.Vocab.build([tgt for _, tgt in splits["train"]])
     longest = max(len(s.split()) for pairs in splits.values() for pair in pairs for s in pair)
@@ -160,7 +172,8 @@ def train_task(
                                  seed=seed * 1000 + epoch, sort_by_length=True)
 
     valid_batches = list(data.make_batches(splits["valid"], src_vocab, tgt_vocab, 256))
-    translator = Translator(model, src_vocab, tgt_vocab, data.KOREAN_TOKENIZER if task == "ko-en" else None)
+    tokenizer = data.KOREAN_TOKENIZER if task == "ko-en" and src_transform is None else None
+    translator = Translator(model, src_vocab, tgt_vocab, tokenizer)
     valid_sources, valid_references = map(list, zip(*splits["valid"]))
     best = BestWeights(model, "valid_exact_match", mode="max")
     averaged = AveragedWeights(model, last=recipe.average_last)
@@ -223,6 +236,8 @@ def train_task(
     }
     if "ood" in splits:
         metrics["ood"] = measure(splits["ood"])[0]
+    if src_transform is not None:
+        metrics["src_transform"] = getattr(src_transform, "__name__", repr(src_transform))
     if out is not None:
         extra = {"src_vocab": src_vocab.to_dict(), "tgt_vocab": tgt_vocab.to_dict(),
                  "task": task, "history": history, "recipe": asdict(recipe)}
