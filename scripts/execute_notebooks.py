@@ -46,6 +46,15 @@ special in a widget cell. ``tests/test_execute_notebooks.py`` checks that no
 stored output is a widget pointer and that every rewritten cell is ignored by
 nbval.
 
+Figures. Every stored PNG is re-encoded as an indexed (256-colour) PNG
+when that leaves the picture as it was: on average every channel within half
+a level (of 255) of the original, and no pixel off by more than a fifth of
+the range (only a few anti-aliased edge pixels move at all). The book's
+figures are flat colours, text and colormaps of at most 256 entries, so the
+file shrinks to about a third (the book's pages must stay light:
+tests/test_browser.py). Images a palette would change (photographs, smooth
+gradients) are kept as they are.
+
 ``--widgets-only`` applies the same rewriting to the stored outputs without
 running anything and leaves everything else as it is: for instance after a
 merge brought in outputs saved another way. It reads the widget state those
@@ -55,7 +64,10 @@ outputs were saved with; where there is none, it writes a generic text.
 from __future__ import annotations
 
 import argparse
+import base64
+import binascii
 import html
+import io
 import os
 import re
 import sys
@@ -255,6 +267,56 @@ def replace_widget_outputs(notebook, state: dict | None = None) -> list[str]:
     return notes
 
 
+#: Largest change of one channel of one pixel a re-encoded PNG may make (of 255).
+PNG_TOLERANCE = 48
+#: Largest mean change over all pixels and channels (of 255).
+PNG_MEAN_TOLERANCE = 0.5
+
+
+def compact_png(data: bytes) -> bytes:
+    """``data`` as an indexed 256-colour PNG, or unchanged when that is not
+    smaller, when it would move the mean channel value by more than
+    :data:`PNG_MEAN_TOLERANCE` or any one by more than :data:`PNG_TOLERANCE`,
+    or when the image has transparency."""
+    from PIL import Image, ImageChops, ImageStat
+
+    image = Image.open(io.BytesIO(data))
+    if image.mode not in ("RGB", "RGBA"):
+        return data
+    if image.mode == "RGBA":
+        if image.getextrema()[3][0] < 255:
+            return data  # transparent pixels: keep the alpha channel
+        image = image.convert("RGB")
+    palette = image.quantize(colors=256, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE)
+    difference = ImageChops.difference(image, palette.convert("RGB"))
+    largest = max(high for _, high in difference.getextrema())
+    mean = sum(ImageStat.Stat(difference).mean) / 3
+    if largest > PNG_TOLERANCE or mean > PNG_MEAN_TOLERANCE:
+        return data
+    out = io.BytesIO()
+    palette.save(out, "PNG", optimize=True, dpi=image.info.get("dpi", (72, 72)))
+    return out.getvalue() if out.tell() < len(data) else data
+
+
+def compact_images(notebook) -> int:
+    """Re-encode every stored PNG output with :func:`compact_png`; return the bytes saved."""
+    saved = 0
+    for cell in notebook.cells:
+        for output in cell.get("outputs", []):
+            encoded = output.get("data", {}).get("image/png")
+            if not encoded:
+                continue
+            try:
+                data = base64.b64decode("".join(encoded) if isinstance(encoded, list) else encoded)
+            except (binascii.Error, ValueError):
+                continue
+            smaller = compact_png(data)
+            if smaller is not data:
+                output["data"]["image/png"] = base64.b64encode(smaller).decode("ascii")
+                saved += len(data) - len(smaller)
+    return saved
+
+
 def strip_timings(notebook) -> None:
     """Drop the per-cell execution timestamps that change on every run."""
     for cell in notebook.cells:
@@ -308,7 +370,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--widgets-only",
         action="store_true",
-        help="do not run: only rewrite the stored widget outputs as text",
+        help="do not run: only rewrite the stored widget outputs as text and compact the figures",
     )
     args = parser.parse_args(argv)
     paths = chapter_notebooks() if args.all else [path.resolve() for path in args.notebooks]
@@ -326,8 +388,10 @@ def main(argv: list[str] | None = None) -> int:
             notebook = execute(path, args.timeout, args.allow_gpu)
             strip_timings(notebook)
         notes = replace_widget_outputs(notebook)
+        saved = compact_images(notebook)
         nbformat.write(notebook, path)
-        print(f"{path.name}: written in {time.perf_counter() - start:.1f} s")
+        print(f"{path.name}: written in {time.perf_counter() - start:.1f} s"
+              f" (figures {saved / 1000:.0f} kB smaller)")
         for note in notes:
             print(f"  {note}")
     return 0

@@ -214,3 +214,83 @@ def test_cells_with_widget_text_are_ignored_by_nbval(notebook):
             assert ex.is_nbval_ignored(cell), (
                 f"cell {index} shows widget text but nbval compares it"
             )
+
+
+# --------------------------------------------------------------------------- #
+# Figures: stored PNGs are compacted without changing the picture            #
+# --------------------------------------------------------------------------- #
+
+
+def _figure_png(kind: str) -> bytes:
+    import io
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    fig, ax = plt.subplots(figsize=(4, 3), dpi=100)
+    if kind == "heatmap":
+        ax.imshow(np.random.default_rng(0).random((8, 8)), cmap="viridis")
+        ax.set_title("attention weights")
+    else:  # a smooth two-dimensional gradient: more colours than a palette holds
+        y, x = np.mgrid[0:1:300j, 0:1:400j]
+        ax.imshow(np.stack([x, y, (x + y) / 2], axis=-1))
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png")
+    plt.close(fig)
+    return buffer.getvalue()
+
+
+def test_a_figure_is_compacted_to_a_palette_with_the_same_pixels():
+    import io
+
+    from PIL import Image, ImageChops, ImageStat
+
+    original = _figure_png("heatmap")
+    compact = ex.compact_png(original)
+    assert len(compact) < 0.6 * len(original)
+    before, after = Image.open(io.BytesIO(original)), Image.open(io.BytesIO(compact))
+    assert after.mode == "P" and after.size == before.size
+    difference = ImageChops.difference(before.convert("RGB"), after.convert("RGB"))
+    assert max(high for _, high in difference.getextrema()) <= ex.PNG_TOLERANCE
+    assert sum(ImageStat.Stat(difference).mean) / 3 <= ex.PNG_MEAN_TOLERANCE
+
+
+def test_an_image_a_palette_would_change_is_kept_as_it_is():
+    original = _figure_png("gradient")
+    assert ex.compact_png(original) is original
+
+
+def test_compact_images_rewrites_the_stored_png_and_counts_the_bytes():
+    import base64
+
+    original = _figure_png("heatmap")
+    notebook = nbformat.v4.new_notebook()
+    cell = nbformat.v4.new_code_cell("plot()")
+    cell.outputs = [nbformat.v4.new_output("display_data", data={
+        "image/png": base64.b64encode(original).decode(), "text/plain": "<Figure>"})]
+    notebook.cells.append(cell)
+    saved = ex.compact_images(notebook)
+    stored = base64.b64decode(notebook.cells[0].outputs[0]["data"]["image/png"])
+    assert saved == len(original) - len(stored) > 0
+
+
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda path: path.stem)
+def test_stored_figures_are_compacted(notebook):
+    import base64
+
+    nb = nbformat.read(notebook, as_version=4)
+    loose = []
+    for index, cell in enumerate(nb.cells):
+        for output in cell.get("outputs", []):
+            encoded = output.get("data", {}).get("image/png")
+            if encoded:
+                data = base64.b64decode("".join(encoded) if isinstance(encoded, list) else encoded)
+                if ex.compact_png(data) is not data:
+                    loose.append(index)
+    assert not loose, (
+        f"{notebook.name}: cells {loose} store PNGs that compact_png would shrink; "
+        "run scripts/execute_notebooks.py (or --widgets-only) on it"
+    )
