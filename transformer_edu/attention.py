@@ -291,7 +291,18 @@ def _stack(linears: tuple[nn.Linear, ...]) -> tuple[Tensor, Tensor | None]:
 # Since PyTorch 2.5 every backend of F.scaled_dot_product_attention answers a
 # query that may attend to no key with zeros, as our scaled_dot_product_attention
 # does (pytorch/pytorch#131863); before, it returned NaN.
-_KERNEL_ZEROES_BLOCKED_ROWS = torch.__version__ >= (2, 5)
+def _torch_version() -> tuple[int, int]:
+    """PyTorch's (major, minor) version, read from its version string; (0, 0)
+    where that is not a version (e.g. the book's API page, which documents the
+    package with torch mocked)."""
+    try:
+        major, minor = str(torch.__version__).split("+")[0].split(".")[:2]
+        return int(major), int(minor)
+    except ValueError:
+        return 0, 0
+
+
+_KERNEL_ZEROES_BLOCKED_ROWS = _torch_version() >= (2, 5)
 
 
 def _fused_attention(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, dropout_p: float) -> Tensor:
