@@ -38,9 +38,12 @@ def test_train_writes_a_checkpoint_and_metrics(ko_en):
     out, metrics, process = ko_en
     assert (out / "checkpoint.pt").is_file() and not (out / "metrics.json").exists()  # --metrics-json wins
     assert "exact match" in process.stdout and str(out) in process.stdout
-    for key in ("exact_match", "bleu", "bleu_signature", "train_seconds", "test_size", "config", "history"):
+    for key in ("exact_match", "bleu", "bleu_signature", "train_seconds", "train_cpu_seconds", "test_size",
+                "greedy_exact_match", "greedy_bleu", "config", "history"):
         assert key in metrics
     assert metrics["test_size"] == 300 and metrics["epochs_run"] == 2
+    assert metrics["ood"]["size"] == 200 and set(metrics["ood"]) >= {"exact_match", "bleu", "greedy_bleu"}
+    assert "out of distribution" in process.stdout
     assert metrics["decoding"] == {"method": "beam search", "beam_size": 4, "length_penalty": 0.6}
     recipe = RECIPES["ko-en"]
     assert metrics["config"]["d_model"] == recipe.d_model and metrics["config"]["n_layers"] == recipe.n_layers
@@ -63,13 +66,15 @@ def test_translate_prints_one_line_per_sentence(ko_en):
     from_stdin = run("translate", "--checkpoint", out / "checkpoint.pt", "--beam-size", "1",
                      stdin="고양이가 생선을 먹었다\n\n나는 학교에 간다\n")
     assert from_stdin.returncode == 0 and len(from_stdin.stdout.splitlines()) == 2
+    tokens = run("translate", "--checkpoint", out, "고양이 가 생선 을 먹었다", "나 는 학교 에 간다")
+    assert tokens.stdout == process.stdout  # written Korean is split into the tokens the model was trained on
 
 
 def test_translate_explains_unknown_words_and_exits_with_2(ko_en):
     out, _, _ = ko_en
-    process = run("translate", "--checkpoint", out, "고양이는 생선을 먹었다")
+    process = run("translate", "--checkpoint", out, "고양이도 생선을 먹었다")
     assert process.returncode == 2 and process.stdout == ""
-    assert "'고양이는' (did you mean" in process.stderr and "Traceback" not in process.stderr
+    assert "'고양이도' (did you mean" in process.stderr and "Traceback" not in process.stderr
 
 
 @pytest.mark.parametrize("args, message", [

@@ -1,15 +1,43 @@
-"""Tests of transformer_edu.data: the toy tasks, Vocab, batching and the TSV loader."""
+"""Tests of transformer_edu.data: the toy tasks, the Korean tokenizer, Vocab, batching and the TSV loader."""
 import json
+import random
+import unicodedata
+from collections import Counter
 
 import pytest
 import torch
 
 from transformer_edu.data import (
-    CONJUNCTION, MOTION_VERBS, NEGATION, OBJECTS, PLACES, RUNNING_EXAMPLES, SUBJECTS, TIME_ADVERBIALS,
-    TRANSITIVE_VERBS, Batch, Vocab, copy_task_pairs, copy_task_splits, has_batchim,
-    held_out_compositions, load_tsv_pairs, make_batches, pad_batch, toy_translation_splits,
-    translate_by_rule, with_particle,
+    ANIMATES,
+    KOREAN_TOKENIZER,
+    MOTION_VERBS,
+    PLACES,
+    RUNNING_EXAMPLES,
+    THINGS,
+    TRANSITIVE_VERBS,
+    Batch,
+    KoreanTokenizer,
+    Vocab,
+    bag_of_tokens,
+    copy_task_pairs,
+    copy_task_splits,
+    detokenize_korean,
+    has_batchim,
+    held_out_compositions,
+    korean_tokenizer_spec,
+    load_tsv_pairs,
+    make_batches,
+    pad_batch,
+    parse_sentence,
+    reorder,
+    swap_roles,
+    tokenize_korean,
+    toy_translation_splits,
+    translate_by_rule,
+    with_particle,
 )
+
+VERBS = {v.korean: v for v in TRANSITIVE_VERBS + MOTION_VERBS}
 
 
 @pytest.fixture(scope="module")
@@ -22,9 +50,10 @@ def all_pairs(splits):
     return [pair for split in splits.values() for pair in split]
 
 
-def simple_clauses(pairs):
-    """The single-clause pairs, as (korean words, english text)."""
-    return [(ko.split(), en) for ko, en in pairs if CONJUNCTION[0] not in ko.split()]
+@pytest.fixture(scope="module")
+def parsed(splits):
+    """Every sentence of every split read back into its structure."""
+    return {name: [parse_sentence(ko) for ko, _ in pairs] for name, pairs in splits.items()}
 
 
 # ---------------------------------------------------------------- copy task
@@ -55,17 +84,22 @@ def test_copy_task_rejects_impossible_requests():
         copy_task_pairs(5, min_len=4, max_len=3)
 
 
+
+
 # ---------------------------------------------------------------- Korean particles
 
 def test_batchim_and_particles():
-    assert has_batchim("곰") and has_batchim("생선") and has_batchim("선생님")
+    assert has_batchim("곰") and has_batchim("생선") and has_batchim("지민")
     assert not has_batchim("고양이") and not has_batchim("사과") and not has_batchim("나")
     assert with_particle("고양이", "이/가") == "고양이가"
     assert with_particle("곰", "이/가") == "곰이"
-    assert with_particle("나", "은/는") == "나는"
-    assert with_particle("선생님", "은/는") == "선생님은"
+    assert with_particle("지민", "은/는") == "지민은"
+    assert with_particle("우리", "은/는") == "우리는"
     assert with_particle("생선", "을/를") == "생선을"
     assert with_particle("사과", "을/를") == "사과를"
+    assert with_particle("학교", "에") == "학교에" and with_particle("공원", "에서") == "공원에서"
+    assert with_particle("나", "이/가") == "내가" and with_particle("너", "이/가") == "네가"  # irregular
+    assert with_particle("나", "은/는") == "나는" and with_particle("나", "을/를") == "나를"
     with pytest.raises(ValueError, match="Hangul"):
         has_batchim("cat")
     with pytest.raises(ValueError, match="particle"):
@@ -73,168 +107,325 @@ def test_batchim_and_particles():
 
 
 def test_particles_in_the_data_follow_the_batchim_rule(all_pairs):
-    subject_words = {with_particle(s.korean, s.particle) for s in SUBJECTS}
-    object_words = {with_particle(o.korean, "을/를") for o in OBJECTS}
-    assert {"고양이가", "곰이", "나는", "지민은", "새들이"} <= subject_words
-    assert {"생선을", "사과를", "빵을", "우유를"} <= object_words
+    pairs = Counter()
     for ko, _ in all_pairs:
-        for word in ko.split():
-            if word in object_words:
-                noun, particle = word[:-1], word[-1]
-                assert particle == ("을" if has_batchim(noun) else "를"), word
+        tokens = ko.split()
+        for noun, particle in zip(tokens, tokens[1:]):
+            if particle in KOREAN_TOKENIZER.particles:
+                written = detokenize_korean([noun, particle])
+                pairs[particle] += 1
+                assert written == with_particle(noun, next(p for p in ("이/가", "은/는", "을/를", "에", "에서")
+                                                           if particle in p.split("/"))), (ko, noun, particle)
+    assert set(pairs) == {"이", "가", "은", "는", "을", "를", "에", "에서"}  # every form is used
+    assert min(pairs.values()) > 100
 
 
 # ---------------------------------------------------------------- the grammar
 
 def test_tables_are_big_enough():
-    assert len(SUBJECTS) >= 12 and len(OBJECTS) >= 12
-    assert len(TRANSITIVE_VERBS) + len(MOTION_VERBS) >= 10
-    assert {v.korean for v in MOTION_VERBS} >= {"가다"}
+    assert len(ANIMATES) >= 15 and len(THINGS) >= 15 and len(PLACES) >= 5
+    assert sum(n.person for n in ANIMATES) >= 6 and sum(not n.person for n in ANIMATES) >= 6
+    assert len(TRANSITIVE_VERBS) + len(MOTION_VERBS) >= 15
+    assert "선생님" not in {n.korean for n in ANIMATES}  # would need honorific verb forms
+    assert "차" not in {t.korean for t in THINGS}  # tea or car
 
 
-def test_running_examples_are_in_the_test_split_and_translated(splits):
+def test_running_examples_are_first_in_the_test_split(splits):
     assert RUNNING_EXAMPLES == (("나는 학교에 간다", "I go to school"),
                                 ("고양이가 생선을 먹었다", "the cat ate the fish"))
+    assert splits["test"][:2] == [("나 는 학교 에 간다", "I go to school"),
+                                  ("고양이 가 생선 을 먹었다", "the cat ate the fish")]
     for ko, en in RUNNING_EXAMPLES:
-        assert (ko, en) in splits["test"]
         assert translate_by_rule(ko) == en
 
 
-def test_every_pair_is_its_rule_translation(all_pairs):
+def test_every_pair_is_its_rule_translation_written_or_tokenized(all_pairs):
     for ko, en in all_pairs:
         assert translate_by_rule(ko) == en
+        assert translate_by_rule(detokenize_korean(ko)) == en
 
 
-def test_verb_conjugation_tables():
-    verbs = {v.korean: v for v in TRANSITIVE_VERBS + MOTION_VERBS}
-    assert (verbs["먹다"].present, verbs["먹다"].past, verbs["먹다"].english_past) == ("먹는다", "먹었다", "ate")
-    assert (verbs["가다"].present, verbs["가다"].past, verbs["가다"].english_third) == ("간다", "갔다", "goes")
-    assert (verbs["보다"].present, verbs["보다"].past) == ("본다", "봤다")
-    assert (verbs["마시다"].present, verbs["마시다"].past) == ("마신다", "마셨다")
-    assert (verbs["좋아하다"].present, verbs["좋아하다"].past) == ("좋아한다", "좋아했다")
+def _regular_present(dictionary_form):
+    """-는다 after a consonant, -ㄴ다 after a vowel; a final ㄹ drops before ㄴ (만들다 → 만든다)."""
+    stem = dictionary_form[:-1]
+    last = ord(stem[-1]) - 0xAC00
+    final = last % 28
+    if final == 0:  # vowel: add the final consonant ㄴ (index 4)
+        return stem[:-1] + chr(0xAC00 + last + 4) + "다"
+    if final == 8:  # ㄹ: replace it by ㄴ
+        return stem[:-1] + chr(0xAC00 + last - 8 + 4) + "다"
+    return stem + "는다"
+
+
+def test_verb_forms():
+    for verb in VERBS.values():
+        assert verb.korean.endswith("다")
+        assert verb.connective == verb.korean[:-1] + "고", verb
+        assert verb.present == _regular_present(verb.korean), verb
+    past = {v.korean: v.past for v in VERBS.values()}
+    assert past == {  # the irregular ones: 돕다 (ㅂ), 짓다 (ㅅ), 부르다 (르), 쓰다 (으), contractions
+        "쫓다": "쫓았다", "잡다": "잡았다", "돕다": "도왔다", "만나다": "만났다", "기다리다": "기다렸다",
+        "따라가다": "따라갔다", "보다": "봤다", "좋아하다": "좋아했다", "먹다": "먹었다", "마시다": "마셨다",
+        "읽다": "읽었다", "쓰다": "썼다", "짓다": "지었다", "사다": "샀다", "만들다": "만들었다",
+        "부르다": "불렀다", "가다": "갔다", "오다": "왔다", "달려가다": "달려갔다"}
+    assert VERBS["짓다"].present == "짓는다" and VERBS["만들다"].present == "만든다"
+
+
+def test_sov_becomes_svo():
     assert translate_by_rule("민수는 책을 읽었다") == "Minsu read the book"
-    assert translate_by_rule("학생들은 우유를 마신다") == "the students drink the milk"
+    assert translate_by_rule("아이들은 우유를 마신다") == "the children drink the milk"
+    assert translate_by_rule("그녀가 편지를 썼다") == "she wrote the letter"
 
 
-def test_sov_becomes_svo(splits):
-    verb_forms = {f for v in TRANSITIVE_VERBS for f in (v.present, v.past)}
-    english_verbs = {f for v in TRANSITIVE_VERBS for f in (v.english, v.english_third, v.english_past)}
-    objects = {with_particle(o.korean, "을/를"): o.english for o in OBJECTS}
-    checked = 0
-    for ko, en in simple_clauses(splits["train"][:500]):
-        if ko[-1] not in verb_forms:
+def test_only_the_particles_say_who_did_what_to_whom():
+    assert translate_by_rule("고양이가 개를 쫓았다") == "the cat chased the dog"
+    assert translate_by_rule("개가 고양이를 쫓았다") == "the dog chased the cat"
+    assert translate_by_rule("고양이를 개가 쫓았다") == "the dog chased the cat"  # object first
+    assert translate_by_rule("개를 고양이가 쫓았다") == "the cat chased the dog"
+    assert translate_by_rule("내가 그를 기다렸다") == "I waited for him"  # English pronouns show case
+    assert translate_by_rule("그가 나를 기다렸다") == "he waited for me"
+    assert translate_by_rule("그녀를 우리가 돕는다") == "we help her"
+
+
+def test_bag_of_tokens_keeps_the_words_and_loses_their_order():
+    assert bag_of_tokens("고양이가 개를 쫓았다") == "가 개 고양이 를 쫓았다"
+    assert bag_of_tokens("고양이 가 개 를 쫓았다") == "가 개 고양이 를 쫓았다"  # tokenized input: the same
+    assert bag_of_tokens(swap_roles("고양이가 개를 쫓았다")) == bag_of_tokens("고양이가 개를 쫓았다")
+    assert translate_by_rule(swap_roles("고양이가 개를 쫓았다")) != translate_by_rule("고양이가 개를 쫓았다")
+    assert bag_of_tokens("개를 고양이가 쫓았다") == bag_of_tokens("고양이가 개를 쫓았다")  # OSV: same bag, same meaning
+    assert bag_of_tokens("곰이 나를 봤다") != bag_of_tokens(swap_roles("곰이 나를 봤다"))  # 곰을 내가: other forms
+    with pytest.raises(TypeError):
+        bag_of_tokens(3)
+
+
+def test_swap_roles_and_reorder():
+    assert swap_roles("고양이가 개를 쫓았다") == "고양이 를 개 가 쫓았다"
+    assert swap_roles("고양이가 개를 쫓았다", natural=True) == "고양이를 개가 쫓았다"
+    assert Counter(swap_roles("고양이가 개를 쫓았다").split()) == Counter(tokenize_korean("고양이가 개를 쫓았다"))
+    assert swap_roles("곰이 나를 봤다", natural=True) == "곰을 내가 봤다"  # forms follow the nouns
+    assert translate_by_rule(swap_roles("곰이 나를 봤다")) == "I saw the bear"
+    assert swap_roles("개를 고양이가 쫓았다") == "개 가 고양이 를 쫓았다"
+    assert reorder("고양이는 개를 쫓았다", "OSV", natural=True) == "개를 고양이가 쫓았다"  # 은/는 → 이/가
+    assert reorder("개를 고양이가 쫓았다", "SOV") == "고양이 가 개 를 쫓았다"
+    two = "민수는 개를 부르고 고양이가 쥐를 잡았다"
+    assert translate_by_rule(swap_roles(two)) == "Minsu called the dog and the mouse caught the cat"  # 개 can't call
+    assert translate_by_rule(reorder(two, "OSV")) == translate_by_rule(two)
+    with pytest.raises(ValueError, match="swap_roles: no clause"):
+        swap_roles("고양이가 생선을 먹었다")
+    with pytest.raises(ValueError, match="reorder: no clause"):
+        reorder("나는 학교에 간다", "OSV")
+    with pytest.raises(ValueError, match="order='VSO'"):
+        reorder("고양이가 개를 쫓았다", "VSO")
+
+
+def test_swaps_and_scrambles_of_every_test_sentence_are_in_the_grammar(splits):
+    swapped = scrambled = 0
+    for ko, en in splits["test"]:
+        try:
+            other = swap_roles(ko)
+        except ValueError:
+            pass
+        else:
+            swapped += 1
+            assert translate_by_rule(other) != en
+            if len(parse_sentence(ko).clauses) == 1:
+                assert translate_by_rule(swap_roles(other)) == en  # swapping twice gives the meaning back
+        try:
+            osv = reorder(ko, "OSV")
+        except ValueError:
             continue
-        obj = next(w for w in ko if w in objects)
-        assert ko.index(obj) < len(ko) - 1  # Korean: the object comes before the verb
-        en_obj = en.index(objects[obj])
-        en_verb = min(en.index(f" {v} ") for v in english_verbs if f" {v} " in f"{en} ")
-        assert en_verb < en_obj, (ko, en)   # English: the verb comes before the object
-        checked += 1
-    assert checked > 100
+        scrambled += 1
+        assert translate_by_rule(osv) == en and translate_by_rule(reorder(osv, "SOV")) == en
+    assert swapped > 100 and scrambled > 150
 
 
-def test_adverbials_move_from_front_to_end(splits):
-    place_words = {p.korean + "에서": p.at for p in PLACES}
-    times = {t.korean: t.english for t in TIME_ADVERBIALS}
-    seen_both = 0
-    for ko, en in simple_clauses(splits["train"]):
-        if ko[0] in times:
-            assert en.endswith(" " + times[ko[0]]), (ko, en)
-        front = [w for w in ko[:2] if w in place_words]
-        if front:
-            suffix = " " + place_words[front[0]] + (" " + times[ko[0]] if ko[0] in times else "")
-            assert en.endswith(suffix), (ko, en)
-            seen_both += ko[0] in times
-    assert seen_both > 20
-    assert translate_by_rule("어제 공원에서 고양이가 생선을 먹었다") == "the cat ate the fish in the park yesterday"
+def test_adverbials_move_to_the_end():
+    assert translate_by_rule("어제 고양이가 공원에서 생선을 먹었다") == "the cat ate the fish in the park yesterday"
+    assert translate_by_rule("밤에 개를 곰이 집에서 기다렸다") == "the bear waited for the dog at home at night"
+    assert translate_by_rule("민수는 학교에 가고 아침에 지민이 도서관에서 책을 읽는다") == (
+        "Minsu goes to school and Jimin reads the book in the library in the morning")  # inside a compound
 
 
-def test_agreement_and_tense():
+def test_agreement_tense_and_negation():
     assert translate_by_rule("나는 사과를 먹는다") == "I eat the apple"
     assert translate_by_rule("고양이가 사과를 먹는다") == "the cat eats the apple"
-    assert translate_by_rule("우리는 사과를 먹는다") == "we eat the apple"
+    assert translate_by_rule("우리는 사과를 안 먹는다") == "we do not eat the apple"
     assert translate_by_rule("그는 학교에 간다") == "he goes to school"
     assert translate_by_rule("새들이 집에 갔다") == "the birds went home"
-    for s in SUBJECTS:
-        en = translate_by_rule(f"{with_particle(s.korean, s.particle)} 빵을 먹는다")
+    assert translate_by_rule("고양이가 생선을 안 먹었다") == "the cat did not eat the fish"
+    assert translate_by_rule("고양이가 생선을 안 먹는다") == "the cat does not eat the fish"
+    assert translate_by_rule("나는 학교에 안 간다") == "I do not go to school"
+    assert translate_by_rule("그가 공을 잡는다") == "he catches the ball"
+    for s in ANIMATES:
+        en = translate_by_rule(f"{with_particle(s.korean, '은/는')} 빵을 먹는다")
         assert en.endswith("eats the bread") == s.third_singular, en
 
 
-def test_negation():
-    assert translate_by_rule("고양이가 생선을 안 먹었다") == "the cat did not eat the fish"
-    assert translate_by_rule("고양이가 생선을 안 먹는다") == "the cat does not eat the fish"
-    assert translate_by_rule("우리는 생선을 안 먹는다") == "we do not eat the fish"
-    assert translate_by_rule("나는 학교에 안 간다") == "I do not go to school"
+def test_the_object_chooses_the_english_verb():
+    assert translate_by_rule("지민은 편지를 썼다") == "Jimin wrote the letter"
+    assert translate_by_rule("지민은 모자를 썼다") == "Jimin wore the hat"
+    assert translate_by_rule("지민은 돈을 안 쓴다") == "Jimin does not spend the money"
+    assert translate_by_rule("민수가 밥을 지었다") == "Minsu cooked the rice"
+    assert translate_by_rule("민수가 집을 지었다") == "Minsu built the house"
+    assert translate_by_rule("민수가 집에 갔다") == "Minsu went home"  # the particle decides what 집 is
+    assert translate_by_rule("아이들이 노래를 부른다") == "the children sing the song"
+    assert translate_by_rule("아이들이 개를 부른다") == "the children call the dog"
+    assert translate_by_rule("그들이 영화를 봤다") == "they watched the movie"
 
 
-def test_negation_in_the_data(splits):
-    negated = [(ko, en) for ko, en in splits["train"] if NEGATION in ko.split()]
-    assert len(negated) > 500
-    for ko, en in negated:
-        assert ko.split().count(NEGATION) == en.split().count("not")
-        assert ko.split()[ko.split().index(NEGATION) + 1] in {
-            f for v in TRANSITIVE_VERBS + MOTION_VERBS for f in (v.present, v.past)}
+def test_compounds_join_with_go_and_share_the_last_tense():
+    assert translate_by_rule("고양이가 생선을 먹고 개가 물을 마셨다") == (
+        "the cat ate the fish and the dog drank the water")
+    assert translate_by_rule("고양이가 생선을 먹고 개가 물을 마신다") == (
+        "the cat eats the fish and the dog drinks the water")
+    assert translate_by_rule("고양이는 생선을 안 먹고 물을 마셨다") == (
+        "the cat did not eat the fish and drank the water")  # the left-out subject is the cat's
+    assert translate_by_rule("아이는 개를 쫓고 우유를 안 마신다") == "the child chases the dog and does not drink the milk"
+    assert translate_by_rule("나는 학교에 가고 너는 집에 가고 우리는 공원에 간다") == (
+        "I go to school and you go home and we go to the park")
 
 
-def test_conjunction(splits):
-    compound = [(ko, en) for ko, en in splits["train"] if " 그리고 " in ko]
-    assert len(compound) > 500
-    for ko, en in compound[:100]:
-        first_ko, second_ko = ko.split(" 그리고 ")
-        assert en == f"{translate_by_rule(first_ko)} and {translate_by_rule(second_ko)}"
-    assert (translate_by_rule("나는 학교에 간다 그리고 고양이가 생선을 먹었다")
-            == "I go to school and the cat ate the fish")
+def test_the_data_uses_every_construction(parsed):
+    clauses = [c for s in parsed["train"] for c in s.clauses]
+    def share(flag):
+        return sum(map(flag, clauses)) / len(clauses)
+
+    assert 0.1 < share(lambda c: c.osv) < 0.3
+    assert 0.15 < share(lambda c: c.negated) < 0.35
+    assert 0.2 < share(lambda c: c.topic) < 0.5
+    assert 0.02 < share(lambda c: c.subject is None) < 0.2
+    assert 0.05 < share(lambda c: c.place is not None) and 0.05 < share(lambda c: c.time is not None)
+    assert 0.25 < sum(len(s.clauses) == 2 for s in parsed["train"]) / len(parsed["train"]) < 0.45
+    subjects = Counter(s.korean for sentence in parsed["train"] for s in sentence.subjects())
+    objects = Counter(c.complement for sentence in parsed["train"] for c in sentence.clauses)
+    for noun in ANIMATES:  # every person and animal is seen in both roles, many times
+        assert subjects[noun.korean] > 200 and objects[noun.korean] > 100, noun
 
 
 def test_translate_by_rule_names_the_bad_word():
-    with pytest.raises(ValueError, match="'먹어요'"):
-        translate_by_rule("고양이가 생선을 먹어요")
-    with pytest.raises(ValueError, match="subject"):
-        translate_by_rule("생선을 먹었다")
-    with pytest.raises(ValueError, match="place"):
-        translate_by_rule("나는 사과를 간다")
+    cases = [
+        ("고양이가 생선을 먹어요", "'먹어요' is not a word"),
+        ("곰가 생선을 먹었다", "'곰가' is not a word"),
+        ("곰 가 생선 을 먹었다", "'곰 가' has the wrong form of 이/가; 곰 takes it as '곰이'"),
+        ("생선을 먹었다", "'먹었다' cannot come here; expected a subject"),
+        ("나는 사과를 간다", "가다 needs a place with 에"),
+        ("생선을 고양이는 먹었다", "takes 이/가, not '고양이는'"),
+        ("고양이가 생선을 먹고", "'먹고' joins two clauses"),
+        ("고양이가 생선을 먹는다 그리고 개가 물을 마신다", "'그리고' does not join clauses"),
+        ("고양이가 생선을 먹었다 개가 물을 마셨다", "'먹었다' ends the sentence"),
+        ("어제 고양이가 생선을 먹는다", "'어제' (yesterday) needs the past"),
+        ("곰이 책을 읽었다", "'곰이': only people"),
+        ("나는 나를 봤다", "'나를': 나 and 나 cannot be subject and object"),
+        ("고양이가 생선을 먹고 고양이가 물을 마셨다", "'고양이가' repeats the previous clause's subject"),
+        ("어제 고양이가 개를 좋아했다", "'어제': 좋아하다 is a state"),
+        ("고양이가 물을 먹었다", "'물을' does not go with 먹다"),
+        ("고양이 생선을 먹었다", "'고양이' needs a particle"),
+        ("고양이가 생선을 먹었다 개가", "nothing may follow '먹었다'"),
+    ]
+    for korean, message in cases:
+        with pytest.raises(ValueError) as error:
+            translate_by_rule(korean)
+        assert message in str(error.value), (korean, str(error.value))
+    with pytest.raises(TypeError, match="must be a str"):
+        translate_by_rule(["고양이가"])
+
+
+# ---------------------------------------------------------------- the tokenizer
+
+def test_tokenizer_splits_particles_and_round_trips(all_pairs):
+    assert tokenize_korean("고양이가 생선을 먹었다") == ["고양이", "가", "생선", "을", "먹었다"]
+    assert tokenize_korean("내가 개를 쫓았다") == ["나", "가", "개", "를", "쫓았다"]
+    assert tokenize_korean("  밤에   공원에서 ") == ["밤", "에", "공원", "에서"]
+    assert tokenize_korean("고양이도 웃었다") == ["고양이도", "웃었다"]  # unknown words stay whole
+    assert detokenize_korean("나 가 개 를 쫓았다") == "내가 개를 쫓았다"
+    assert detokenize_korean(["나", "는", "학교", "에", "간다"]) == "나는 학교에 간다"
+    nfd = unicodedata.normalize("NFD", "고양이가 생선을 먹었다")
+    assert nfd != "고양이가 생선을 먹었다" and tokenize_korean(nfd) == tokenize_korean("고양이가 생선을 먹었다")
+    for ko, _ in all_pairs:
+        written = detokenize_korean(ko)
+        assert not set(written.split()) & set(KOREAN_TOKENIZER.particles)  # written Korean has no loose particle
+        assert " ".join(tokenize_korean(written)) == ko
+        assert tokenize_korean(ko) == ko.split()  # tokens stay tokens
+
+
+def test_tokenizer_spec_is_plain_data_that_rebuilds_it():
+    spec = korean_tokenizer_spec()
+    assert json.loads(json.dumps(spec, ensure_ascii=False)) == spec
+    assert set(spec) == {"rule", "particles", "splits"} and set(spec["rule"]) == {"tokenize", "detokenize"}
+    assert spec["splits"]["고양이가"] == ["고양이", "가"] and spec["splits"]["내가"] == ["나", "가"]
+    assert sorted(spec["particles"]) == sorted(["이", "가", "은", "는", "을", "를", "에", "에서"])
+    assert KoreanTokenizer.from_dict(spec) == KOREAN_TOKENIZER
+    rng = random.Random(0)
+    for word, tokens in spec["splits"].items():  # the rule in words, done by hand
+        assert KoreanTokenizer.from_dict(spec).tokenize(f"{word} 먹었다") == [*tokens, "먹었다"]
+        assert word.startswith(tokens[0]) or word in ("내가", "네가")
+        assert tokens[1] in spec["particles"] and word.endswith(tokens[1])
+    words = rng.sample(sorted(spec["splits"]), 10)
+    assert detokenize_korean([t for w in words for t in spec["splits"][w]]) == " ".join(words)
+
+
+def test_tokenizer_refuses_an_ambiguous_table():
+    with pytest.raises(ValueError, match="same tokens"):
+        KoreanTokenizer({"내가": ["나", "가"], "나가": ["나", "가"]})
+    with pytest.raises(ValueError, match="also words"):
+        KoreanTokenizer({"나는": ["나", "는"], "나": ["나", "x"]})
+    with pytest.raises(ValueError, match="two tokens"):
+        KoreanTokenizer({"나는": ["나는"]})
+    with pytest.raises(ValueError, match="splits"):
+        KoreanTokenizer.from_dict({"rule": {}})
 
 
 # ---------------------------------------------------------------- splits
 
-def test_split_sizes_and_lengths(splits):
-    assert len(splits["train"]) >= 3000
-    assert len(splits["valid"]) >= 200 and len(splits["test"]) >= 200
-    for ko, en in splits["train"]:
-        assert len(ko.split()) <= 16 and len(en.split()) <= 18
+def test_split_sizes_and_lengths(splits, parsed):
+    assert len(splits["train"]) >= 5000
+    assert len(splits["valid"]) >= 200 and len(splits["test"]) >= 200 and len(splits["ood"]) >= 100
+    for name in ("train", "valid", "test"):
+        assert {len(s.clauses) for s in parsed[name]} == {1, 2}, name
+    assert {len(s.clauses) for s in parsed["ood"]} == {3}  # out of distribution: never seen in training
+    longest_train = max(len(ko.split()) for ko, _ in splits["train"])
+    assert sum(len(ko.split()) > longest_train for ko, _ in splits["ood"]) > 0.05 * len(splits["ood"])
 
 
 def test_splits_are_disjoint(splits):
-    train, valid, test = (set(splits[k]) for k in ("train", "valid", "test"))
-    assert len(train) == len(splits["train"]) and len(test) == len(splits["test"])
-    assert not (train & valid) and not (train & test) and not (valid & test)
-    train_ko = {ko for ko, _ in train}
-    assert not any(ko in train_ko for ko, _ in valid | test)
+    sources = {name: {ko for ko, _ in pairs} for name, pairs in splits.items()}
+    assert all(len(sources[name]) == len(splits[name]) for name in splits)
+    names = list(splits)
+    for i, a in enumerate(names):
+        for b in names[i + 1:]:
+            assert not sources[a] & sources[b], (a, b)
 
 
-def test_held_out_compositions_never_in_train(splits):
+def test_held_out_compositions_never_in_train(parsed):
     held = held_out_compositions(seed=0)
     assert ("고양이", "먹다", "생선") in held["test"] and ("나", "가다", "학교") in held["test"]
     assert not set(held["valid"]) & set(held["test"])
-    train_clauses = [clause.split() for ko, _ in splits["train"] for clause in ko.split(" 그리고 ")]
-    assert not any({"고양이가", "생선을"} <= set(c) and c[-1] in ("먹는다", "먹었다") for c in train_clauses)
-    assert not any({"나는", "학교에"} <= set(c) and c[-1] in ("간다", "갔다") for c in train_clauses)
-    assert any({"나는", "학교에"} <= set(c) for c in train_clauses)  # the words do occur
+    train = {t for s in parsed["train"] for t in s.compositions()}
+    assert not train & (set(held["valid"]) | set(held["test"]))
+    for name in ("valid", "test"):
+        assert all(set(s.compositions()) & set(held[name]) for s in parsed[name]), name
+    assert not any(set(s.compositions()) & set(held["valid"] + held["test"]) for s in parsed["ood"])
+    words = {w for t in train for w in t}
+    assert {w for t in held["valid"] + held["test"] for w in t} <= words  # the words do occur
+    swapped = [(o, v, s) for s, v, o in held["test"] if (o, v, s) in train]
+    assert len(swapped) > 50  # the reverse roles of many held-out triples are trained on
 
 
-def test_every_valid_and_test_token_is_in_train(splits):
+def test_every_valid_test_and_ood_token_is_in_train(splits):
     src_vocab = Vocab.build([ko for ko, _ in splits["train"]])
     tgt_vocab = Vocab.build([en for _, en in splits["train"]])
-    for ko, en in splits["valid"] + splits["test"]:
+    for ko, en in splits["valid"] + splits["test"] + splits["ood"]:
         assert src_vocab.unknown_tokens(ko) == [] and tgt_vocab.unknown_tokens(en) == []
-    assert 50 <= len(src_vocab) <= 150 and 50 <= len(tgt_vocab) <= 150
+    assert 80 <= len(src_vocab) <= 160 and 80 <= len(tgt_vocab) <= 200
 
 
 def test_splits_are_deterministic_per_seed(splits):
     assert toy_translation_splits(seed=0) == splits
     other = toy_translation_splits(seed=1)
     assert other["train"] != splits["train"] and other["test"] != splits["test"]
-    assert other["test"][:2] == list(RUNNING_EXAMPLES)
+    assert other["test"][:2] == splits["test"][:2]
+    with pytest.raises(ValueError, match="n_ood=0"):
+        toy_translation_splits(n_ood=0)
 
 
 # ---------------------------------------------------------------- Vocab

@@ -28,7 +28,7 @@ def translator() -> Translator:
 
 
 def _src(translator: Translator, sentence: str) -> torch.Tensor:
-    return data.pad_batch([translator.src_vocab.encode(sentence)], data.Vocab.pad_id)
+    return data.pad_batch([translator.encode_source(sentence)], data.Vocab.pad_id)
 
 
 def _bars(explorer, beam_size: int, alpha: float):
@@ -65,7 +65,7 @@ def test_bars_are_the_nbest_lists_of_the_package(translator, alpha):
     beam_sizes = (1, 2, 4)
     explorer = interactive.beam_explorer(translator, SENTENCE, beam_sizes=beam_sizes, start_beam_size=2)
     src = _src(translator, SENTENCE)
-    max_len = min(2 * src.shape[1] + 10, translator.model.config.max_len)
+    max_len = translator.output_limit(src.shape[1])  # the explorer's default, the translator's
     for beam_size in beam_sizes:
         trace, texts = _bars(explorer, beam_size, alpha)
         nbest = decoding.beam_search_nbest(translator.model, src, max_len=max_len, bos_id=data.Vocab.bos_id,

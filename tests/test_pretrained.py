@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 import tomllib
 from dataclasses import asdict
 from pathlib import Path
@@ -55,6 +56,7 @@ def test_asset_matches_the_current_grammar_and_recipe(stored):
         recipe.d_model, recipe.n_heads, recipe.d_ff, recipe.n_layers), STALE
     assert (config["src_vocab_size"], config["tgt_vocab_size"]) == (len(extra["src_vocab"]["itos"]),
                                                                    len(extra["tgt_vocab"]["itos"]))
+    assert extra["src_tokenizer"] == data.korean_tokenizer_spec(), STALE
     assert pretrained.asset_problems() == [], STALE
 
 
@@ -68,6 +70,15 @@ def test_asset_problems_names_what_changed(monkeypatch):
     monkeypatch.setattr(data, "toy_translation_splits", other_grammar)
     problems = pretrained.asset_problems()
     assert any("data_fingerprint" in p for p in problems) and any("tgt_vocab" in p for p in problems)
+    assert not any("src_tokenizer" in p for p in problems)
+    monkeypatch.setattr(data, "korean_tokenizer_spec", lambda: {"splits": {}})
+    assert any("src_tokenizer" in p for p in pretrained.asset_problems())
+
+
+def test_stored_metrics_include_the_out_of_distribution_split(stored):
+    metrics = stored["extra"]["metrics"]
+    assert metrics["exact_match"] >= 0.99 and metrics["test_size"] == 300
+    assert metrics["ood"]["size"] == 200 and 0 <= metrics["ood"]["exact_match"] < metrics["exact_match"]
 
 
 def test_translates_the_running_examples(translator):
@@ -78,10 +89,74 @@ def test_translates_the_running_examples(translator):
                                      ("고양이가 생선을 먹었다", "the cat ate the fish"))
 
 
-def test_exact_match_on_the_held_out_test_split(translator):
-    sources, references = map(list, zip(*data.toy_translation_splits(0)["test"]))
+@pytest.fixture(scope="module")
+def test_split():
+    return data.toy_translation_splits(0)["test"]
+
+
+def test_exact_match_on_the_held_out_test_split(translator, test_split):
+    sources, references = map(list, zip(*test_split))
     outputs = translator.translate(sources, beam_size=1)
     assert metrics.exact_match(outputs, references) >= 0.99
+    written = translator.translate([data.detokenize_korean(s) for s in sources], beam_size=1)
+    assert written == outputs  # learners type 고양이가, the model reads 고양이 가
+
+
+def _variants(pairs, change):
+    """(variant, its rule translation, the original's translation) for each sentence ``change`` applies to."""
+    out = []
+    for korean, english in pairs:
+        try:
+            variant = change(korean)
+        except ValueError:  # no clause to change
+            continue
+        out.append((variant, data.translate_by_rule(variant), english))
+    return out
+
+
+def test_swapping_the_particles_swaps_the_roles(translator, test_split):
+    swapped = _variants(test_split, data.swap_roles)  # 고양이 가 개 를 쫓았다 → 고양이 를 개 가 쫓았다
+    assert len(swapped) > 100
+    sources, references, originals = map(list, zip(*swapped))
+    assert all(r != o for r, o in zip(references, originals))  # the roles really changed
+    outputs = translator.translate(sources, beam_size=1)
+    assert metrics.exact_match(outputs, references) >= 0.97
+    assert metrics.exact_match(outputs, originals) == 0
+    assert translator.translate("고양이를 개가 쫓았다", beam_size=1) == "the dog chased the cat"
+    assert translator.translate("고양이가 개를 쫓았다", beam_size=1) == "the cat chased the dog"
+
+
+def test_object_first_sentences_translate_like_their_originals(translator, test_split):
+    scrambled = _variants(test_split, lambda korean: data.reorder(korean, "OSV"))
+    assert len(scrambled) > 100
+    sources, references, originals = map(list, zip(*scrambled))
+    assert references == originals  # the same meaning
+    assert metrics.exact_match(translator.translate(sources, beam_size=1), references) >= 0.97
+
+
+def test_shuffled_tokens_break_the_translation_where_order_carries_meaning(translator, test_split):
+    """Shuffle each sentence's tokens (particles part from their nouns): the roles become a coin toss."""
+    animates = {n.korean for n in data.ANIMATES}
+    groups = {"compound": [], "two animates": [], "other": []}
+    for korean, english in test_split:
+        clauses = data.parse_sentence(korean).clauses
+        group = "compound" if len(clauses) > 1 else "two animates" if clauses[0].complement in animates else "other"
+        groups[group].append((korean, english))
+    rng = random.Random(0)
+
+    def shuffled_exact_match(pairs):
+        sources = []
+        for korean, _ in pairs:
+            tokens = korean.split()
+            rng.shuffle(tokens)
+            sources.append(" ".join(tokens))
+        return metrics.exact_match(translator.translate(sources, beam_size=1), [english for _, english in pairs])
+
+    assert all(len(pairs) > 30 for pairs in groups.values())
+    assert shuffled_exact_match(groups["compound"]) < 0.15  # which clause a noun belongs to is lost
+    assert 0.3 < shuffled_exact_match(groups["two animates"]) < 0.7  # who did it to whom: a coin toss
+    assert shuffled_exact_match(groups["other"]) > 0.7  # one person or animal and a thing: meaning decides
+    assert shuffled_exact_match(test_split) < 0.6
 
 
 def test_default_device_and_repr(translator):

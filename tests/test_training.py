@@ -12,6 +12,7 @@ from transformer_edu import Transformer, TransformerConfig
 from transformer_edu.checkpoint import load_checkpoint, load_model, resume, save_checkpoint
 from transformer_edu.data import Vocab, copy_task_splits, make_batches
 from transformer_edu.training import (
+    AveragedWeights,
     BestWeights,
     LabelSmoothingLoss,
     evaluate,
@@ -272,3 +273,143 @@ def test_load_model_names_what_does_not_fit(tmp_path):
     assert "missing from the checkpoint (1):\n    generator.bias" in message
     assert "unexpected in the checkpoint (1):\n    extra.weight" in message
     assert "encoder.layers.0.feed_forward.w_1.weight: checkpoint (64, 32), model (128, 32)" in message
+
+
+# --------------------------------------------------------------------------
+# The progress bar of a run that stops early
+# --------------------------------------------------------------------------
+
+
+def _stop_after_two(model):
+    best = BestWeights(model)
+
+    def hook(epoch, history):
+        best(epoch, history)
+        return epoch == 2
+
+    return hook
+
+
+def test_a_bar_stopped_early_ends_full_and_says_so(capsys):
+    model, optimizer, scheduler, loss_fn = setup()
+    fit(model, train_batches, VALID, epochs=5, optimizer=optimizer, scheduler=scheduler, loss_fn=loss_fn,
+        on_epoch_end=_stop_after_two(model), progress=True)
+    last = capsys.readouterr().err.replace("\r", "\n").strip().splitlines()[-1]
+    assert "100%" in last and "2/2" in last and "stopped=early, 5 planned" in last, last
+
+
+def test_a_notebook_bar_stopped_early_is_drawn_finished(monkeypatch):
+    notebook = pytest.importorskip("tqdm.notebook")
+    pytest.importorskip("ipywidgets")
+    from transformer_edu import training
+
+    bars = []
+
+    class Recorded(notebook.tqdm):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            bars.append(self)
+
+    monkeypatch.setattr(training, "tqdm", Recorded)
+    for stop_early in (True, False):
+        model, optimizer, scheduler, loss_fn = setup()
+        fit(model, train_batches, VALID, epochs=2 if not stop_early else 5, optimizer=optimizer,
+            scheduler=scheduler, loss_fn=loss_fn, on_epoch_end=_stop_after_two(model), progress=True)
+        widget = bars[-1].container.children[1]
+        assert (widget.value, widget.max, widget.bar_style) == (2, 2, "success")  # red ("danger") before
+
+
+# --------------------------------------------------------------------------
+# The ablation without source positional encoding (Chapter 7)
+# --------------------------------------------------------------------------
+
+
+def test_without_source_positions_the_encoder_sees_a_bag_and_the_decoder_is_unchanged():
+    def model(src_positional):
+        torch.manual_seed(0)
+        config = TransformerConfig(12, 10, d_model=16, n_heads=2, d_ff=32, n_layers=2, max_len=20,
+                                   src_positional=src_positional)
+        return Transformer(config).eval()
+
+    with_pe, without = model(True), model(False)
+    assert all(torch.equal(a, b) for a, b in zip(with_pe.state_dict().values(), without.state_dict().values()))
+    src = torch.tensor([[4, 5, 6, 7, 8, 9]])  # (1, S), no padding
+    perm = torch.tensor([3, 0, 5, 1, 4, 2])
+    tgt = torch.tensor([[1, 4, 5, 6]])  # (1, T)
+    with torch.no_grad():
+        memory = without.encode(src)  # (1, S, D)
+        torch.testing.assert_close(without.encode(src[:, perm]), memory[:, perm])  # rows permute with tokens
+        torch.testing.assert_close(without(src[:, perm], tgt), without(src, tgt))  # the output ignores order
+        assert not torch.allclose(with_pe(src[:, perm], tgt), with_pe(src, tgt), atol=1e-4)
+        plain = without.encoder(without.src_embed(src) * without.embed_scale, None)
+        torch.testing.assert_close(memory, plain)  # nothing added to the embeddings
+        shared = with_pe.encode(src)
+        torch.testing.assert_close(without.decode(tgt, shared), with_pe.decode(tgt, shared))  # decoder: same
+        assert not torch.allclose(without.decode(tgt[:, [0, 2, 1, 3]], shared)[:, 3],
+                                  without.decode(tgt, shared)[:, 3], atol=1e-4)  # the target keeps positions
+    with pytest.raises(TypeError, match="src_positional must be a bool"):
+        TransformerConfig(12, 10, src_positional="no")
+
+
+def test_train_task_takes_a_changed_recipe():
+    from dataclasses import replace
+
+    from transformer_edu.train import RECIPES, Recipe, train_task
+
+    recipe = replace(RECIPES["reverse"], src_positional=False, d_model=32, d_ff=64, n_layers=1)
+    translator, metrics = train_task("reverse", recipe=recipe, epochs=1, progress=False)
+    assert translator.model.config.src_positional is False and translator.model.config.d_model == 32
+    assert metrics["recipe"]["src_positional"] is False and metrics["epochs_run"] == 1
+    assert isinstance(RECIPES["reverse"], Recipe) and RECIPES["reverse"].src_positional is True
+    with pytest.raises(TypeError, match="recipe must be a Recipe"):
+        train_task("reverse", recipe={"epochs": 1})
+
+
+def test_train_task_rewrites_every_source_with_src_transform():
+    from dataclasses import replace
+
+    from transformer_edu.train import RECIPES, task_splits, train_task
+
+    seen = []
+
+    def reverse_back(source: str) -> str:
+        seen.append(source)
+        return " ".join(reversed(source.split()))
+
+    recipe = replace(RECIPES["reverse"], d_model=16, n_heads=2, d_ff=32, n_layers=1)
+    translator, metrics = train_task("reverse", recipe=recipe, epochs=1, progress=False, src_transform=reverse_back)
+    splits = task_splits("reverse")
+    assert seen == [src for name in splits for src, _ in splits[name]]  # every split, every source, once
+    assert metrics["src_transform"] == "reverse_back" and translator.src_tokenizer is None
+    with pytest.raises(TypeError, match="src_transform must be a function"):
+        train_task("reverse", recipe=recipe, epochs=1, src_transform="sorted")
+
+
+# --------------------------------------------------------------------------
+# Checkpoint averaging
+# --------------------------------------------------------------------------
+
+
+def test_averaged_weights_are_the_mean_of_the_last_epochs():
+    model, optimizer, scheduler, loss_fn = setup()
+    averaged = AveragedWeights(model, last=2)
+    seen = []
+
+    def hook(epoch, history):
+        seen.append({k: v.clone() for k, v in model.state_dict().items()})
+        return averaged(epoch, history)
+
+    fit(model, train_batches, VALID, epochs=3, optimizer=optimizer, scheduler=scheduler, loss_fn=loss_fn,
+        on_epoch_end=hook, progress=False)
+    assert len(averaged) == 2  # epoch 1 was forgotten
+    average = averaged.average()
+    for key, value in average.items():
+        torch.testing.assert_close(value, (seen[1][key] + seen[2][key]) / 2)
+    assert not torch.equal(average["generator.weight"], seen[2]["generator.weight"])
+    with averaged.applied():
+        torch.testing.assert_close(model.state_dict()["generator.weight"], average["generator.weight"])
+    assert all(torch.equal(v, seen[2][k]) for k, v in model.state_dict().items())  # its own weights are back
+    with pytest.raises(ValueError, match="no weights remembered"):
+        AveragedWeights(model).average()
+    with pytest.raises(ValueError, match="last must be"):
+        AveragedWeights(model, last=0)

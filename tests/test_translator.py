@@ -6,7 +6,7 @@ import torch
 
 from transformer_edu import Transformer, TransformerConfig
 from transformer_edu.checkpoint import save_checkpoint
-from transformer_edu.data import Vocab
+from transformer_edu.data import KOREAN_TOKENIZER, Vocab, tokenize_korean
 from transformer_edu.decoding import beam_search, greedy_decode
 from transformer_edu.metrics import corpus_bleu, exact_match
 from transformer_edu.translator import Translator, UnknownWordsError
@@ -41,12 +41,83 @@ def test_translate_a_str_or_a_list(translator):
 
 def test_translate_is_beam_search_on_the_encoded_sentence(translator):
     src = torch.tensor([translator.src_vocab.encode(SOURCES[1])])  # (1, S), EOS appended
-    ids = dict(max_len=2 * src.shape[1] + 10, bos_id=Vocab.bos_id, eos_id=Vocab.eos_id)
+    ids = dict(max_len=min(src.shape[1] + 50, 40), bos_id=Vocab.bos_id, eos_id=Vocab.eos_id)
     tokens, _ = beam_search(translator.model, src, beam_size=3, length_penalty=0.2, **ids)
     expected = translator.tgt_vocab.decode(tokens[0])
     assert translator.translate(SOURCES[1], beam_size=3, length_penalty=0.2) == expected
     greedy = greedy_decode(translator.model, src, **ids)
     assert translator.translate(SOURCES[1], beam_size=1) == translator.tgt_vocab.decode(greedy[0])
+
+
+def _never_ending(max_len):
+    """A translator whose model never says EOS, so every output runs to the length limit."""
+    src_vocab = Vocab.build([" ".join(tokenize_korean(s)) for s in SOURCES])
+    tgt_vocab = Vocab.build(TARGETS)
+    torch.manual_seed(0)
+    config = TransformerConfig(len(src_vocab), len(tgt_vocab), d_model=16, n_heads=2, d_ff=32, n_layers=1,
+                               max_len=max_len)
+    model = Transformer(config)
+    with torch.no_grad():
+        model.generator.bias[Vocab.eos_id] = -1e9
+    return Translator(model, src_vocab, tgt_vocab, KOREAN_TOKENIZER)
+
+
+@pytest.mark.parametrize("beam_size", [1, 3])
+def test_default_length_limit_is_the_papers_source_plus_50(beam_size):
+    long = _never_ending(max_len=200)
+    for sentence in SOURCES:  # 5 tokens + EOS, so 56 tokens
+        assert len(long.translate(sentence, beam_size=beam_size).split()) == len(tokenize_korean(sentence)) + 1 + 50
+    assert len(long.translate(SOURCES[0], beam_size=beam_size, max_len=7).split()) == 7
+    short = _never_ending(max_len=30)  # the model's positions cap it
+    assert len(short.translate(SOURCES[0], beam_size=beam_size).split()) == 30
+    assert (long.output_limit(6), short.output_limit(6)) == (56, 30)
+    with pytest.raises(ValueError, match="source_length"):
+        long.output_limit(0)
+
+
+@pytest.fixture(scope="module")
+def ko_translator():
+    """Trained on tokens (고양이 가 생선 을 …); learners type written Korean (고양이가 생선을 …)."""
+    src_vocab = Vocab.build([" ".join(tokenize_korean(s)) for s in SOURCES])
+    tgt_vocab = Vocab.build(TARGETS)
+    torch.manual_seed(0)
+    config = TransformerConfig(len(src_vocab), len(tgt_vocab), d_model=32, n_heads=4, d_ff=64, n_layers=1,
+                               max_len=80)
+    return Translator(Transformer(config), src_vocab, tgt_vocab, KOREAN_TOKENIZER)
+
+
+def test_written_korean_is_tokenized_like_the_training_data(ko_translator):
+    assert ko_translator.source_tokens("고양이가 생선을 먹었다") == ["고양이", "가", "생선", "을", "먹었다"]
+    ids = ko_translator.encode_source("고양이가 생선을 먹었다")
+    assert ids == ko_translator.src_vocab.encode("고양이 가 생선 을 먹었다") and Vocab.unk_id not in ids
+    assert ko_translator.translate(SOURCES) == ko_translator.translate([" ".join(tokenize_korean(s))
+                                                                       for s in SOURCES])
+    assert "고양이가" not in ko_translator.src_vocab  # the model never saw the written word itself
+
+
+def test_unknown_written_words_are_named_as_typed(ko_translator):
+    with pytest.raises(UnknownWordsError) as error:
+        ko_translator.translate("고양이도 생선을 먹었다")
+    assert error.value.words == ["고양이도"]
+    assert "'고양이도' (did you mean " in str(error.value) and "'고양이가'" in str(error.value)
+    with pytest.raises(UnknownWordsError) as error:
+        ko_translator.check_words("곰가 공를 봤다")  # wrong particle forms
+    assert error.value.words == ["곰가", "공를"]
+    assert "'곰가' (did you mean '곰이'" in str(error.value) and "'공를' (did you mean '공을'" in str(error.value)
+    with pytest.raises(UnknownWordsError) as error:
+        ko_translator.check_words("개가 생선을 먹었다")  # 개 and 가 are known to the grammar, not to this model
+    assert error.value.words == ["개가"]
+
+
+def test_the_tokenizer_is_saved_with_the_model(ko_translator, translator, tmp_path):
+    ko_translator.save(tmp_path / "ko.pt")
+    loaded = Translator.load(tmp_path / "ko.pt")
+    assert loaded.src_tokenizer == KOREAN_TOKENIZER
+    assert loaded.translate("고양이가 생선을 먹었다") == ko_translator.translate("고양이가 생선을 먹었다")
+    translator.save(tmp_path / "plain.pt")
+    assert Translator.load(tmp_path / "plain.pt").src_tokenizer is None
+    with pytest.raises(TypeError, match="src_tokenizer must be a KoreanTokenizer"):
+        Translator(translator.model, translator.src_vocab, translator.tgt_vocab, src_tokenizer=str.split)
 
 
 def test_unknown_words_are_named_with_suggestions(translator):

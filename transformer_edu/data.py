@@ -1,30 +1,42 @@
-"""Data for the first training runs: two toy tasks, a vocabulary and batching.
+"""Data for the first training runs: toy tasks, a vocabulary and batching.
 
 Chapter 7 trains the whole Transformer for the first time, on data generated
 here, offline and from a fixed seed:
 
 * a **copy task** (``"7 3 9 1" -> "7 3 9 1"``) and its **reverse** twin
   (``"7 3 9 1" -> "1 9 3 7"``), the smallest problems that need attention;
-* a **toy Korean→English translation task** generated from a small grammar in
-  which word order matters: Korean subject–object–verb becomes English
-  subject–verb–object, time and place adverbials move from the front to the
-  end, and tense, negation (안), subject–verb agreement and two clauses joined
-  by 그리고 / "and" all change the English.
+* a **toy Korean→English translation task** generated from a small grammar
+  that cannot be solved by looking words up. People and animals are both
+  subjects and objects (고양이가 개를 쫓았다 "the cat chased the dog", 개가
+  고양이를 쫓았다 "the dog chased the cat"), so only the case particles
+  (이/가, 을/를, …) say who did what to whom; the particles are separate tokens
+  (``고양이 가 개 를 쫓았다``) that the model must read, and a share of the
+  sentences put the object first (개를 고양이가 쫓았다, the same English).
+  Subject–object–verb becomes subject–verb–object, adverbials move to the
+  end, tense, negation (안) and agreement change the English, the English verb
+  of 쓰다 and 짓다 depends on the object (편지를 쓰다 "write", 모자를 쓰다
+  "wear", 돈을 쓰다 "spend"), and two clauses join with the connective -고,
+  whose clause takes its tense from the last verb.
 
 Every task is a list of ``(source, target)`` string pairs whose tokens are
 separated by single spaces, so one :class:`Vocab` and one :func:`make_batches`
 serve them all, and :func:`load_tsv_pairs` brings your own sentence pairs into
-the same shape.
+the same shape. The Korean side is stored as tokens; :func:`tokenize_korean`
+and :func:`detokenize_korean` convert between them and written Korean.
 
 Shape legend: B batch, S source length, T target length.
 """
 from __future__ import annotations
 
 import random
+import re
+import unicodedata
 from collections import Counter
 from dataclasses import dataclass
+from itertools import product
 from pathlib import Path
-from typing import Iterator, NamedTuple, Sequence
+from types import MappingProxyType
+from typing import Iterator, Mapping, NamedTuple, Sequence
 
 import torch
 
@@ -89,10 +101,19 @@ def copy_task_splits(seed: int = 0, *, n_train: int = 2000, n_valid: int = 200, 
 
 
 # --------------------------------------------------------------------------
-# Korean particles: the choice depends on the final consonant (받침)
+# Korean particles: the form depends on the final consonant (받침)
 # --------------------------------------------------------------------------
 
-PARTICLES = ("은/는", "이/가", "을/를")  # topic, subject, object: after a consonant / after a vowel
+PARTICLES = ("이/가", "은/는", "을/를", "에", "에서")
+"""The particles of the toy grammar. "A/B" takes A after a consonant, B after a vowel.
+
+이/가 marks the subject and 은/는 the topic (see :class:`Clause`); 을/를 marks
+the object; 에 where one goes (학교에 "to school") or when (밤에 "at night");
+에서 where something happens (공원에서 "in the park").
+"""
+
+# 나 + 가 and 너 + 가 are not 나가 and 너가 but 내가 and 네가.
+_IRREGULAR = {("나", "이/가"): "내가", ("너", "이/가"): "네가"}
 
 
 def has_batchim(word: str) -> bool:
@@ -114,84 +135,104 @@ def with_particle(noun: str, particle: str) -> str:
         particle: one of :data:`PARTICLES`, e.g. ``"이/가"`` (first form after a consonant).
 
     Returns:
-        The eojeol, e.g. ``with_particle("고양이", "이/가") == "고양이가"``,
-        ``with_particle("생선", "을/를") == "생선을"``.
+        The written word (eojeol), e.g. ``with_particle("고양이", "이/가") == "고양이가"``,
+        ``with_particle("곰", "이/가") == "곰이"``, ``with_particle("생선", "을/를") == "생선을"``,
+        and the two irregular pronouns ``with_particle("나", "이/가") == "내가"``, ``"네가"``.
     """
     if particle not in PARTICLES:
         raise ValueError(f"with_particle: particle={particle!r}; expected one of {PARTICLES}")
-    after_consonant, after_vowel = particle.split("/")
-    return noun + (after_consonant if has_batchim(noun) else after_vowel)
+    batchim = has_batchim(noun)  # also checks that noun is Hangul
+    if (noun, particle) in _IRREGULAR:
+        return _IRREGULAR[noun, particle]
+    after_consonant, _, after_vowel = particle.partition("/")
+    return noun + (after_consonant if batchim or not after_vowel else after_vowel)
 
 
 # --------------------------------------------------------------------------
-# The grammar of the toy translation task
+# The words of the toy grammar
 # --------------------------------------------------------------------------
-
-
-class Subject(NamedTuple):
-    """A subject, with what English agreement and the Korean particle need."""
-    korean: str            # the bare noun; the particle is added by rule
-    english: str
-    third_singular: bool   # "the cat eats" / "the cat does not eat"
-    particle: str          # "은/는" (topic) for people, "이/가" (subject) for animals
 
 
 class Noun(NamedTuple):
-    """An object noun; it takes 을/를."""
+    """A person or an animal: the subject or the object of a clause."""
+    korean: str            # the bare noun; particles are added by rule
+    english: str           # as a subject: "I", "the cat"
+    english_object: str    # as an object: "me", "the cat"
+    third_singular: bool   # agreement: "the cat eats", "I eat", "the birds eat"
+    person: bool           # only people read, write, buy, cook, ...
+
+
+class Thing(NamedTuple):
+    """A thing: only ever an object."""
     korean: str
     english: str
+    for_people: bool       # books, money, hats, ...: only a person reads, spends, wears them
+
+
+class EnglishVerb(NamedTuple):
+    """An English verb in the three forms the grammar needs."""
+    base: str              # "eat", "wait for": also after "do not" / "did not"
+    third: str             # "eats", "waits for"
+    past: str              # "ate", "waited for"
+
+
+class Verb(NamedTuple):
+    """A Korean verb, its conjugated forms and its English translation per complement."""
+    korean: str            # dictionary form: 먹다
+    present: str           # plain present, ends a sentence: 먹는다
+    past: str              # 먹었다
+    connective: str        # -고 form, joins the clause to the next one: 먹고
+    english: dict          # complement (object or place, Korean) -> EnglishVerb
+    motion: bool = False   # the complement is a place with 에 (학교에), not an object with 을/를
+    people_only: bool = False
+    stative: bool = False  # a state (like), not an event: no time or place adverbial
 
 
 class Place(NamedTuple):
     """A place: the goal of a motion verb (학교에) or where something happens (학교에서)."""
     korean: str
-    to: str   # where a motion verb goes (Korean ...에): "to school", "home"
-    at: str   # where something happens (Korean ...에서): "at school", "in the park"
-
-
-class Verb(NamedTuple):
-    """A verb with its conjugated forms in both languages (irregular ones included)."""
-    korean: str          # dictionary form, e.g. 먹다
-    present: str         # plain declarative, e.g. 먹는다
-    past: str            # e.g. 먹었다
-    english: str         # base form: "eat"
-    english_third: str   # "eats"
-    english_past: str    # "ate"
-    takes: tuple[str, ...]  # the objects it combines with; for a motion verb, the places
+    to: str                # where a motion verb goes (Korean ...에): "to school", "home"
+    at: str                # where something happens (Korean ...에서): "at school", "in the park"
 
 
 class TimeAdverbial(NamedTuple):
     """A time word; 어제 (yesterday) only goes with the past, 매일 (every day) with the present."""
-    korean: str
+    korean: str            # as written: 어제, 밤에
     english: str
-    tenses: tuple[str, ...]  # the tenses it goes with: "present", "past"
+    tenses: tuple[str, ...]
 
 
-SUBJECTS = (
-    Subject("나", "I", False, "은/는"),
-    Subject("너", "you", False, "은/는"),
-    Subject("우리", "we", False, "은/는"),
-    Subject("그", "he", True, "은/는"),
-    Subject("그녀", "she", True, "은/는"),
-    Subject("그들", "they", False, "은/는"),
-    Subject("민수", "Minsu", True, "은/는"),
-    Subject("지민", "Jimin", True, "은/는"),
-    Subject("선생님", "the teacher", True, "은/는"),
-    Subject("학생들", "the students", False, "은/는"),
-    Subject("고양이", "the cat", True, "이/가"),
-    Subject("개", "the dog", True, "이/가"),
-    Subject("곰", "the bear", True, "이/가"),
-    Subject("토끼", "the rabbit", True, "이/가"),
-    Subject("새들", "the birds", False, "이/가"),
+ANIMATES = (
+    Noun("나", "I", "me", False, True),
+    Noun("너", "you", "you", False, True),
+    Noun("우리", "we", "us", False, True),
+    Noun("그", "he", "him", True, True),
+    Noun("그녀", "she", "her", True, True),
+    Noun("그들", "they", "them", False, True),
+    Noun("민수", "Minsu", "Minsu", True, True),
+    Noun("지민", "Jimin", "Jimin", True, True),
+    Noun("아이", "the child", "the child", True, True),
+    Noun("아이들", "the children", "the children", False, True),
+    Noun("고양이", "the cat", "the cat", True, False),
+    Noun("개", "the dog", "the dog", True, False),
+    Noun("곰", "the bear", "the bear", True, False),
+    Noun("토끼", "the rabbit", "the rabbit", True, False),
+    Noun("여우", "the fox", "the fox", True, False),
+    Noun("쥐", "the mouse", "the mouse", True, False),
+    Noun("새들", "the birds", "the birds", False, False),
 )
+"""People and animals; each is a possible subject and a possible object."""
 
-OBJECTS = (
-    Noun("생선", "the fish"), Noun("사과", "the apple"), Noun("빵", "the bread"),
-    Noun("밥", "the rice"), Noun("물", "the water"), Noun("우유", "the milk"),
-    Noun("차", "the tea"), Noun("책", "the book"), Noun("신문", "the newspaper"),
-    Noun("편지", "the letter"), Noun("영화", "the movie"), Noun("꽃", "the flower"),
-    Noun("공", "the ball"), Noun("그림", "the picture"),
+THINGS = (
+    Thing("생선", "the fish", False), Thing("사과", "the apple", False), Thing("빵", "the bread", False),
+    Thing("밥", "the rice", False), Thing("물", "the water", False), Thing("우유", "the milk", False),
+    Thing("주스", "the juice", False), Thing("꽃", "the flower", False), Thing("공", "the ball", False),
+    Thing("책", "the book", True), Thing("신문", "the newspaper", True), Thing("편지", "the letter", True),
+    Thing("모자", "the hat", True), Thing("돈", "the money", True), Thing("영화", "the movie", True),
+    Thing("노래", "the song", True), Thing("집", "the house", True),
 )
+"""Objects that are never subjects. 집 is "the house" as an object (집을 짓다 "build the
+house") and "home" as a place (집에 가다 "go home"): the particle decides."""
 
 PLACES = (
     Place("학교", "to school", "at school"),
@@ -201,171 +242,655 @@ PLACES = (
     Place("도서관", "to the library", "in the library"),
 )
 
-TRANSITIVE_VERBS = (
-    Verb("먹다", "먹는다", "먹었다", "eat", "eats", "ate", ("생선", "사과", "빵", "밥")),
-    Verb("마시다", "마신다", "마셨다", "drink", "drinks", "drank", ("물", "우유", "차")),
-    Verb("읽다", "읽는다", "읽었다", "read", "reads", "read", ("책", "신문", "편지")),
-    Verb("쓰다", "쓴다", "썼다", "write", "writes", "wrote", ("편지", "책")),
-    Verb("보다", "본다", "봤다", "see", "sees", "saw", ("영화", "꽃", "그림", "공")),
-    Verb("좋아하다", "좋아한다", "좋아했다", "like", "likes", "liked",
-         ("생선", "사과", "빵", "우유", "차", "책", "영화", "꽃", "공", "그림")),
-    Verb("사다", "산다", "샀다", "buy", "buys", "bought",
-         ("생선", "사과", "빵", "우유", "책", "신문", "꽃", "공")),
-    Verb("만들다", "만든다", "만들었다", "make", "makes", "made", ("빵", "밥", "차", "편지")),
-    Verb("찾다", "찾는다", "찾았다", "find", "finds", "found", ("공", "책", "편지", "신문")),
-    Verb("그리다", "그린다", "그렸다", "draw", "draws", "drew", ("그림", "꽃")),
-)
-
-_ALL_PLACES = tuple(p.korean for p in PLACES)
-MOTION_VERBS = (
-    Verb("가다", "간다", "갔다", "go", "goes", "went", _ALL_PLACES),
-    Verb("오다", "온다", "왔다", "come", "comes", "came", _ALL_PLACES),
-    Verb("달려가다", "달려간다", "달려갔다", "run", "runs", "ran", _ALL_PLACES),
-)
-
 TIME_ADVERBIALS = (
     TimeAdverbial("어제", "yesterday", ("past",)),
     TimeAdverbial("오늘", "today", ("present", "past")),
     TimeAdverbial("매일", "every day", ("present",)),
+    TimeAdverbial("아침에", "in the morning", ("present", "past")),
     TimeAdverbial("밤에", "at night", ("present", "past")),
 )
 
-NEGATION = "안"                      # Korean negates with 안 right before the verb
-CONJUNCTION = ("그리고", "and")
+
+def _senses(english: EnglishVerb, complements: Sequence[str]) -> dict:
+    return dict.fromkeys(complements, english)
+
+
+_WHO = tuple(n.korean for n in ANIMATES)
+_FOOD = ("생선", "사과", "빵", "밥")
+_DRINKS = ("물", "우유", "주스")
+_PLACE_NAMES = tuple(p.korean for p in PLACES)
+
+TRANSITIVE_VERBS = (
+    # people and animals on both sides: only the particles tell who did what to whom
+    Verb("쫓다", "쫓는다", "쫓았다", "쫓고", _senses(EnglishVerb("chase", "chases", "chased"), _WHO)),
+    Verb("잡다", "잡는다", "잡았다", "잡고", _senses(EnglishVerb("catch", "catches", "caught"), _WHO + ("공",))),
+    Verb("돕다", "돕는다", "도왔다", "돕고", _senses(EnglishVerb("help", "helps", "helped"), _WHO)),  # ㅂ-irregular
+    Verb("만나다", "만난다", "만났다", "만나고", _senses(EnglishVerb("meet", "meets", "met"), _WHO)),
+    Verb("기다리다", "기다린다", "기다렸다", "기다리고",
+         _senses(EnglishVerb("wait for", "waits for", "waited for"), _WHO)),
+    Verb("따라가다", "따라간다", "따라갔다", "따라가고", _senses(EnglishVerb("follow", "follows", "followed"), _WHO)),
+    Verb("보다", "본다", "봤다", "보고", {**_senses(EnglishVerb("see", "sees", "saw"), _WHO),  # the object decides
+                                    "영화": EnglishVerb("watch", "watches", "watched")}),
+    Verb("좋아하다", "좋아한다", "좋아했다", "좋아하고",
+         _senses(EnglishVerb("like", "likes", "liked"), _WHO + _FOOD + ("우유", "꽃", "책", "영화")), stative=True),
+    # things
+    Verb("먹다", "먹는다", "먹었다", "먹고", _senses(EnglishVerb("eat", "eats", "ate"), _FOOD)),
+    Verb("마시다", "마신다", "마셨다", "마시고", _senses(EnglishVerb("drink", "drinks", "drank"), _DRINKS)),
+    Verb("읽다", "읽는다", "읽었다", "읽고", _senses(EnglishVerb("read", "reads", "read"), ("책", "신문", "편지")),
+         people_only=True),
+    Verb("쓰다", "쓴다", "썼다", "쓰고", {"편지": EnglishVerb("write", "writes", "wrote"),  # the object decides
+                                    "모자": EnglishVerb("wear", "wears", "wore"),
+                                    "돈": EnglishVerb("spend", "spends", "spent")}, people_only=True),
+    Verb("짓다", "짓는다", "지었다", "짓고", {"밥": EnglishVerb("cook", "cooks", "cooked"),  # ㅅ-irregular
+                                      "집": EnglishVerb("build", "builds", "built")}, people_only=True),
+    Verb("사다", "산다", "샀다", "사고", _senses(EnglishVerb("buy", "buys", "bought"),
+                                         ("사과", "빵", "생선", "우유", "꽃", "공", "책", "신문", "모자")),
+         people_only=True),
+    Verb("만들다", "만든다", "만들었다", "만들고", _senses(EnglishVerb("make", "makes", "made"),  # ㄹ drops: 만든다
+                                              ("빵", "주스", "모자")), people_only=True),
+    Verb("부르다", "부른다", "불렀다", "부르고", {**_senses(EnglishVerb("call", "calls", "called"), _WHO),  # 르-irregular
+                                          "노래": EnglishVerb("sing", "sings", "sang")}, people_only=True),
+)
+
+MOTION_VERBS = (
+    Verb("가다", "간다", "갔다", "가고", _senses(EnglishVerb("go", "goes", "went"), _PLACE_NAMES), motion=True),
+    Verb("오다", "온다", "왔다", "오고", _senses(EnglishVerb("come", "comes", "came"), _PLACE_NAMES), motion=True),
+    Verb("달려가다", "달려간다", "달려갔다", "달려가고", _senses(EnglishVerb("run", "runs", "ran"), _PLACE_NAMES),
+         motion=True),
+)
+
+NEGATION = "안"  # Korean negates with 안 right before the verb: 안 먹었다 "did not eat"
 
 RUNNING_EXAMPLES = (
     ("나는 학교에 간다", "I go to school"),
     ("고양이가 생선을 먹었다", "the cat ate the fish"),
 )
+"""The book's two running examples, as a learner types them."""
 
-_SUBJECT = {s.korean: s for s in SUBJECTS}
-_OBJECT = {n.korean: n for n in OBJECTS}
+_ANIMATE = {n.korean: n for n in ANIMATES}
+_THING = {t.korean: t for t in THINGS}
 _PLACE = {p.korean: p for p in PLACES}
 _VERB = {v.korean: v for v in TRANSITIVE_VERBS + MOTION_VERBS}
+_TIME = {t.korean: t for t in TIME_ADVERBIALS}
+_FORMS = {form: (verb, kind) for verb in _VERB.values()
+          for form, kind in ((verb.present, "present"), (verb.past, "past"), (verb.connective, "connective"))}
+
+
+def _excluded_pair(subject: str, obj: str) -> bool:
+    """Pairs the grammar leaves out: someone acting on themselves ("I saw me", "we saw me")."""
+    return subject == obj or {subject, obj} == {"나", "우리"}
+
+
+def _subject_problem(subject: Noun, verb: Verb, complement: str) -> str | None:
+    for_people = not verb.motion and complement in _THING and _THING[complement].for_people
+    if (verb.people_only or for_people) and not subject.person:
+        what = f"{verb.korean}" if verb.people_only else f"{complement}"
+        return f"only people go with {what} in this grammar, not {subject.korean}"
+    if not verb.motion and _excluded_pair(subject.korean, complement):
+        return f"{subject.korean} and {complement} cannot be subject and object of one clause"
+    return None
+
+
+# --------------------------------------------------------------------------
+# Tokens: particles split off their nouns
+# --------------------------------------------------------------------------
+
+
+class KoreanTokenizer:
+    """Splits a noun's particle off into a token of its own: 고양이가 → 고양이 가.
+
+    The rule is a lookup in one table, ``splits``, that maps each written
+    word made of a noun and a particle to its two tokens, e.g. ``"고양이가":
+    ["고양이", "가"]`` and ``"내가": ["나", "가"]`` (the irregular form of 나 +
+    가). To tokenize a text:
+
+    1. normalise it to Unicode NFC (composed Hangul syllables);
+    2. split it on whitespace;
+    3. replace each word found in ``splits`` by its two tokens and keep every
+       other word as one token.
+
+    To detokenize, read the tokens left to right: wherever two neighbouring
+    tokens equal the value of an entry of ``splits``, write that entry's key
+    (the word) instead; join everything with single spaces.
+
+    No token of the table is itself a key, so tokenizing tokens changes
+    nothing, and no two words split into the same tokens, so detokenizing
+    gives the written text back. :meth:`to_dict` exports the table with this
+    rule as JSON-ready data, e.g. for a reimplementation in JavaScript.
+
+    Args:
+        splits: written word → its two tokens (stem, particle).
+    """
+
+    RULE = MappingProxyType({
+        "tokenize": "Normalise the text to Unicode NFC and split it on whitespace. Replace every word "
+                    "that is a key of `splits` by the two tokens it maps to; keep any other word as one "
+                    "token.",
+        "detokenize": "Read the tokens left to right. Where a token and the next one equal the value of "
+                      "an entry of `splits`, write that entry's key instead of the two; otherwise write the "
+                      "token. Join with single spaces.",
+    })
+
+    def __init__(self, splits: Mapping[str, Sequence[str]]) -> None:
+        if not isinstance(splits, Mapping):
+            raise TypeError(f"KoreanTokenizer: splits must be a mapping word -> [stem, particle], "
+                            f"got {type(splits).__name__}")
+        self.splits: dict[str, tuple[str, str]] = {}
+        for word, tokens in splits.items():
+            tokens = tuple(tokens) if isinstance(tokens, (list, tuple)) else ()
+            if (not isinstance(word, str) or len(word.split()) != 1 or word != word.strip() or len(tokens) != 2
+                    or not all(isinstance(t, str) and len(t.split()) == 1 and t == t.strip() for t in tokens)):
+                raise ValueError(f"KoreanTokenizer: splits[{word!r}] = {splits[word]!r}; expected a word "
+                                 "without spaces mapped to two tokens without spaces")
+            self.splits[word] = tokens
+        self._joins = {tokens: word for word, tokens in self.splits.items()}
+        if len(self._joins) != len(self.splits):
+            raise ValueError("KoreanTokenizer: two words of splits split into the same tokens")
+        clash = sorted({t for tokens in self.splits.values() for t in tokens} & set(self.splits))
+        if clash:
+            raise ValueError(f"KoreanTokenizer: the tokens {clash} are also words of splits")
+        self.particles = tuple(sorted({particle for _, particle in self.splits.values()}))
+        self.stems = tuple(sorted({stem for stem, _ in self.splits.values()}))
+
+    @staticmethod
+    def words(text: str) -> list[str]:
+        """Steps 1 and 2 of the rule: the whitespace-separated words of the NFC-normalised ``text``."""
+        if not isinstance(text, str):
+            raise TypeError(f"KoreanTokenizer: text must be a str, got {type(text).__name__}")
+        return unicodedata.normalize("NFC", text).split()
+
+    def tokenize(self, text: str) -> list[str]:
+        """The tokens of ``text``: ``"고양이가 생선을 먹었다"`` → ``["고양이", "가", "생선", "을", "먹었다"]``."""
+        return [token for word in self.words(text) for token in self.splits.get(word, (word,))]
+
+    def detokenize(self, tokens: str | Sequence[str]) -> str:
+        """Written text from tokens (a list, or a string of space-separated tokens)."""
+        tokens = self.words(tokens) if isinstance(tokens, str) else list(tokens)
+        words, i = [], 0
+        while i < len(tokens):
+            pair = tuple(tokens[i:i + 2])
+            if pair in self._joins:
+                words.append(self._joins[pair])
+                i += 2
+            else:
+                words.append(tokens[i])
+                i += 1
+        return " ".join(words)
+
+    def to_dict(self) -> dict:
+        """The tokenizer as JSON-ready data: the rule in words, the particles and the table."""
+        return {"rule": dict(self.RULE), "particles": list(self.particles),
+                "splits": {word: list(tokens) for word, tokens in self.splits.items()}}
+
+    @classmethod
+    def from_dict(cls, spec: dict) -> KoreanTokenizer:
+        """Rebuild a tokenizer exported by :meth:`to_dict`."""
+        if not isinstance(spec, dict):
+            raise TypeError(f"KoreanTokenizer.from_dict: spec must be a dict, got {type(spec).__name__}")
+        if not isinstance(spec.get("splits"), dict):
+            raise ValueError(f"KoreanTokenizer.from_dict: expected {{'splits': {{word: [stem, particle]}}, ...}}, "
+                             f"got {str(spec)[:80]}")
+        return cls(spec["splits"])
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, KoreanTokenizer) and self.splits == other.splits
+
+    def __repr__(self) -> str:
+        return f"KoreanTokenizer({len(self.splits)} words, particles {' '.join(self.particles)})"
+
+
+def _grammar_splits() -> dict[str, list[str]]:
+    """Every noun with every particle it takes in the grammar, as written → tokens."""
+    takes = {**{n: ("이/가", "은/는", "을/를") for n in _ANIMATE}, **{t: ("을/를",) for t in _THING}}
+    for place in _PLACE:
+        takes[place] = takes.get(place, ()) + ("에", "에서")
+    for time in TIME_ADVERBIALS:
+        if time.korean.endswith("에"):
+            takes[time.korean[:-1]] = ("에",)
+    splits = {}
+    for noun, particles in takes.items():
+        for particle in particles:
+            word = with_particle(noun, particle)
+            ending = word[len(noun):] if word.startswith(noun) else word[-1]  # 내가 → 가
+            splits[word] = [noun, ending]
+    return splits
+
+
+KOREAN_TOKENIZER = KoreanTokenizer(_grammar_splits())
+"""The tokenizer of the toy grammar; its table holds every noun with every particle it takes."""
+
+
+def tokenize_korean(text: str) -> list[str]:
+    """Split written Korean into the grammar's tokens: particles become tokens of their own.
+
+    ``tokenize_korean("고양이가 생선을 먹었다") == ["고양이", "가", "생선", "을", "먹었다"]`` and
+    ``tokenize_korean("내가 개를 쫓았다") == ["나", "가", "개", "를", "쫓았다"]``. Text that is
+    already tokenized stays as it is. The rule is :class:`KoreanTokenizer`'s: a lookup of each
+    whitespace-separated word in the table of :func:`korean_tokenizer_spec`.
+    """
+    return KOREAN_TOKENIZER.tokenize(text)
+
+
+def detokenize_korean(tokens: str | Sequence[str]) -> str:
+    """Written Korean from tokens: ``"고양이 가 생선 을 먹었다"`` → ``"고양이가 생선을 먹었다"``."""
+    return KOREAN_TOKENIZER.detokenize(tokens)
+
+
+def korean_tokenizer_spec() -> dict:
+    """The tokenizer as JSON-ready data: ``{"rule": {...}, "particles": [...], "splits": {...}}``.
+
+    ``splits`` maps each written noun-with-particle of the grammar to its two
+    tokens; ``rule`` states in words how to tokenize and detokenize with it
+    (see :class:`KoreanTokenizer`); ``particles`` lists the particle tokens.
+    ``KoreanTokenizer.from_dict(spec)`` rebuilds the tokenizer.
+    """
+    return KOREAN_TOKENIZER.to_dict()
+
+
+# --------------------------------------------------------------------------
+# Clauses and sentences
+# --------------------------------------------------------------------------
 
 
 class Clause(NamedTuple):
-    """One clause: ``[time] [place에서] subject object|place에 [안] verb``."""
-    subject: Subject
+    """One clause: ``[time] subject [place에서] object|place에 [안] verb``, or object first.
+
+    Korean marks the subject with 이/가 or with the topic particle 은/는. The
+    choice is about information structure, not about who acts: 은/는 presents
+    the subject as what the sentence is about, known already or contrasted
+    with another (고양이는 생선을 먹고 개는 물을 마셨다 "the cat ate the fish and
+    the dog drank the water"); 이/가 presents it as new or in focus (who ate
+    the fish? 고양이가 먹었다). Both mark the one who acts here, and English
+    shows the difference only by stress, so both translate to the same
+    English subject. After a fronted object (``osv``) the subject takes 이/가.
+    """
+    subject: Noun | None        # None: left out, as Korean does when it repeats the previous clause's
     verb: Verb
-    complement: str                    # Korean object noun, or the place a motion verb goes to
-    tense: str                         # "present" or "past"
+    complement: str             # the object (Korean noun) or, for a motion verb, the place it goes to
     negated: bool = False
     time: TimeAdverbial | None = None
-    place: Place | None = None         # where it happens; only with transitive verbs
+    place: Place | None = None  # where it happens (에서); transitive verbs only
+    topic: bool = False         # the subject takes 은/는 instead of 이/가
+    osv: bool = False           # scrambled: the object comes before the subject
 
-    def korean(self) -> str:
-        """Subject–object–verb, adverbials in front."""
+    def korean_words(self, ending: str) -> list[str]:
+        """The written words, with the verb in the form ``ending``: "present", "past" or "connective"."""
         words = [self.time.korean] if self.time else []
-        if self.place:
-            words.append(self.place.korean + "에서")
-        words.append(with_particle(self.subject.korean, self.subject.particle))
-        if self.verb in MOTION_VERBS:
-            words.append(self.complement + "에")
-        else:
-            words.append(with_particle(self.complement, "을/를"))
+        subject = [with_particle(self.subject.korean, "은/는" if self.topic else "이/가")] if self.subject else []
+        place = [with_particle(self.place.korean, "에서")] if self.place else []
+        complement = [with_particle(self.complement, "에" if self.verb.motion else "을/를")]
+        words += complement + subject + place if self.osv else subject + place + complement
         if self.negated:
             words.append(NEGATION)
-        words.append(self.verb.past if self.tense == "past" else self.verb.present)
-        return " ".join(words)
+        words.append({"present": self.verb.present, "past": self.verb.past,
+                      "connective": self.verb.connective}[ending])
+        return words
 
-    def english(self) -> str:
-        """Subject–verb–object, adverbials at the end."""
-        past, verb = self.tense == "past", self.verb
+    def english_words(self, subject: Noun, tense: str) -> list[str]:
+        """The English words; ``subject`` is this clause's or, if it has none, the one it repeats."""
+        verb, past = self.verb.english[self.complement], tense == "past"
         if self.negated:  # do-support: "did not eat", "does not eat", "do not eat"
-            aux = "did" if past else "does" if self.subject.third_singular else "do"
-            verb_words = [aux, "not", verb.english]
+            verb_words = ["did" if past else "does" if subject.third_singular else "do", "not", verb.base]
         else:
-            verb_words = [verb.english_past if past else
-                          verb.english_third if self.subject.third_singular else verb.english]
-        complement = (_PLACE[self.complement].to if verb in MOTION_VERBS
-                      else _OBJECT[self.complement].english)
-        words = [self.subject.english, *verb_words, complement]
+            verb_words = [verb.past if past else verb.third if subject.third_singular else verb.base]
+        if self.verb.motion:
+            complement = _PLACE[self.complement].to
+        elif self.complement in _ANIMATE:
+            complement = _ANIMATE[self.complement].english_object
+        else:
+            complement = _THING[self.complement].english
+        words = ([self.subject.english] if self.subject else []) + verb_words + [complement]
         if self.place:  # adverbials go to the end: place before time
             words.append(self.place.at)
         if self.time:
             words.append(self.time.english)
-        return " ".join(words)
+        return words
 
 
-def _render(clauses: Sequence[Clause]) -> Pair:
-    korean, english = CONJUNCTION
-    return (f" {korean} ".join(c.korean() for c in clauses),
-            f" {english} ".join(c.english() for c in clauses))
+class Sentence(NamedTuple):
+    """Clauses joined by the connective -고; Korean marks the tense once, on the last verb.
+
+    A clause ending in -고 (먹고) has no tense of its own: it takes the last
+    verb's, so 고양이가 생선을 먹고 개가 물을 마셨다 is "the cat ate the fish and the
+    dog drank the water", both past.
+    """
+    clauses: tuple[Clause, ...]
+    tense: str                  # "present" or "past"
+
+    def subjects(self) -> list[Noun]:
+        """The subject of each clause, a left-out subject resolved to the one it repeats."""
+        resolved = []
+        for clause in self.clauses:
+            resolved.append(clause.subject or resolved[-1])
+        return resolved
+
+    def korean(self) -> str:
+        """As written: ``"고양이가 생선을 먹고 물을 마셨다"``."""
+        last = len(self.clauses) - 1
+        return " ".join(w for i, c in enumerate(self.clauses)
+                        for w in c.korean_words(self.tense if i == last else "connective"))
+
+    def tokenized(self) -> str:
+        """As the model reads it: ``"고양이 가 생선 을 먹고 물 을 마셨다"``."""
+        return " ".join(tokenize_korean(self.korean()))
+
+    def english(self) -> str:
+        return " and ".join(" ".join(c.english_words(s, self.tense))
+                            for c, s in zip(self.clauses, self.subjects()))
+
+    def compositions(self) -> list[Triple]:
+        """The (subject, verb, complement) triple of each clause, in dictionary forms."""
+        return [(s.korean, c.verb.korean, c.complement) for c, s in zip(self.clauses, self.subjects())]
 
 
-_SUBJECT_WORDS = {with_particle(s.korean, s.particle): s for s in SUBJECTS}
-_OBJECT_WORDS = {with_particle(n.korean, "을/를"): n.korean for n in OBJECTS}
-_GOAL_WORDS = {p.korean + "에": p.korean for p in PLACES}
-_PLACE_WORDS = {p.korean + "에서": p for p in PLACES}
-_TIME_WORDS = {t.korean: t for t in TIME_ADVERBIALS}
-_VERB_WORDS = {**{v.present: (v, "present") for v in _VERB.values()},
-               **{v.past: (v, "past") for v in _VERB.values()}}
+Triple = tuple[str, str, str]  # (subject, verb, object or place), Korean dictionary forms
 
 
-def _parse_clause(text: str) -> Clause:
-    words = text.split()
+# --------------------------------------------------------------------------
+# Reading a sentence back: the grammar's reference translator
+# --------------------------------------------------------------------------
 
-    def take(table: dict, what: str, required: bool):
-        if words and words[0] in table:
-            return table[words.pop(0)]
-        if required:
-            got = repr(words[0]) if words else "the end of the clause"
-            raise ValueError(f"translate_by_rule: in the clause {text!r} expected {what}, got {got}")
-        return None
+_ROLE_NAMES = {"T": "a time word such as '어제'", "S": "a subject such as '고양이가' or '나는'",
+               "P": "a place with 에서 such as '공원에서'", "O": "an object such as '생선을'",
+               "G": "a place with 에 such as '학교에'", "N": NEGATION, "V": "the verb"}
 
-    time = take(_TIME_WORDS, "a time word", False)
-    place = take(_PLACE_WORDS, "a place with 에서", False)
-    subject = take(_SUBJECT_WORDS, "a subject such as '나는' or '고양이가'", True)
-    complement = take({**_OBJECT_WORDS, **_GOAL_WORDS},
-                      "an object such as '생선을' or a place such as '학교에'", True)
-    negated = take({NEGATION: True}, NEGATION, False) or False
-    verb, tense = take(_VERB_WORDS, "a verb such as '먹는다' or '갔다'", True)
-    if words:
-        raise ValueError(f"translate_by_rule: in the clause {text!r} expected nothing after the verb, "
-                         f"got {words[0]!r}")
-    if (complement in _PLACE) != (verb in MOTION_VERBS):
-        raise ValueError(f"translate_by_rule: in the clause {text!r}, {verb.korean} needs "
-                         f"{'a place with 에' if verb in MOTION_VERBS else 'an object with 을/를'}")
-    return Clause(subject, verb, complement, tense, negated, time, place)
+
+def _expand(pattern: str) -> set[str]:
+    """All role strings of a pattern whose ``X?`` parts are optional."""
+    parts = re.findall(r"[A-Z]\??", pattern)
+    options = [(p[0], "") if p.endswith("?") else (p,) for p in parts]
+    return {"".join(choice) for choice in product(*options)}
+
+
+_FIRST_CLAUSE = set().union(*map(_expand, ("T?SP?ON?V", "T?SGN?V", "T?OSP?N?V")))
+_LATER_CLAUSE = _FIRST_CLAUSE | set().union(*map(_expand, ("T?P?ON?V", "T?GN?V")))  # the subject may be left out
+
+
+class _Part(NamedTuple):
+    role: str       # one of _ROLE_NAMES
+    value: object   # the noun, place, time word, (verb, form) ...
+    text: str       # as the user wrote it, for error messages
+    particle: str = ""
+
+
+def _parts(korean: str) -> list[_Part]:
+    """Read the words of ``korean`` (written or tokenized) into roles, checking each particle."""
+    words = KoreanTokenizer.words(korean)
+    if not words:
+        raise ValueError("translate_by_rule: the sentence is empty")
+    tokens = [(token, i) for i, word in enumerate(words) for token in KOREAN_TOKENIZER.tokenize(word)]
+    parts, k = [], 0
+
+    def text(first: int, last: int) -> str:
+        return " ".join(words[tokens[first][1]:tokens[last][1] + 1])
+
+    while k < len(tokens):
+        token = tokens[k][0]
+        particle = tokens[k + 1][0] if k + 1 < len(tokens) else None
+        noun_like = token in _ANIMATE or token in _THING or token in _PLACE or token + "에" in _TIME
+        if token in _FORMS:
+            parts.append(_Part("V", _FORMS[token], text(k, k)))
+        elif token == NEGATION:
+            parts.append(_Part("N", None, text(k, k)))
+        elif token in _TIME:
+            parts.append(_Part("T", _TIME[token], text(k, k)))
+        elif noun_like and particle in KOREAN_TOKENIZER.particles:
+            parts.append(_noun_part(token, particle, text(k, k + 1)))
+            k += 1
+        elif token == "그리고":
+            raise ValueError("translate_by_rule: '그리고' does not join clauses in this grammar; written Korean "
+                             "joins them with the verb's -고 form: '고양이가 생선을 먹고 개가 물을 마셨다'")
+        elif noun_like:
+            raise ValueError(f"translate_by_rule: {text(k, k)!r} needs a particle, e.g. "
+                             f"{' or '.join(repr(w) for w, (s, _) in KOREAN_TOKENIZER.splits.items() if s == token)}")
+        else:
+            raise ValueError(f"translate_by_rule: {text(k, k)!r} is not a word of the toy grammar")
+        k += 1
+    return parts
+
+
+def _noun_part(noun: str, particle: str, text: str) -> _Part:
+    """A noun with its particle: which role it plays, and whether the particle's form fits the noun."""
+    roles = {"이": "S", "가": "S", "은": "S", "는": "S", "을": "O", "를": "O", "에": "G", "에서": "P"}
+    role = roles[particle]
+    if noun + "에" in _TIME and particle == "에":
+        return _Part("T", _TIME[noun + "에"], text)
+    if role == "S" and noun not in _ANIMATE:
+        raise ValueError(f"translate_by_rule: {text!r}: only people and animals are subjects in this grammar")
+    if role in "GP" and noun not in _PLACE:
+        raise ValueError(f"translate_by_rule: {text!r}: {noun} is not a place of the grammar")
+    if role == "O" and noun not in _ANIMATE and noun not in _THING:
+        raise ValueError(f"translate_by_rule: {text!r}: {noun} is not an object of the grammar")
+    pair = next(p for p in PARTICLES if particle in p.split("/"))
+    written = with_particle(noun, pair)
+    if KOREAN_TOKENIZER.splits[written][1] != particle:
+        raise ValueError(f"translate_by_rule: {text!r} has the wrong form of {pair}; "
+                         f"{noun} takes it as {written!r}")
+    value = _ANIMATE.get(noun) if role == "S" else _PLACE.get(noun) if role in "GP" else noun
+    return _Part(role, value, text, particle)
+
+
+def parse_sentence(korean: str) -> Sentence:
+    """Read a sentence of the toy grammar into its :class:`Sentence` structure.
+
+    Args:
+        korean: the sentence, written (``"고양이가 생선을 먹었다"``) or tokenized
+            (``"고양이 가 생선 을 먹었다"``).
+
+    Raises:
+        ValueError: if ``korean`` is not a sentence of the grammar; the message
+            names the offending word as written and says what was expected.
+    """
+    if not isinstance(korean, str):
+        raise TypeError(f"translate_by_rule: korean must be a str, got {type(korean).__name__}")
+    parts = _parts(korean)
+    groups, current = [], []
+    for part in parts:
+        current.append(part)
+        if part.role == "V":
+            groups.append(current)
+            current = []
+    if current:
+        raise ValueError(f"translate_by_rule: the sentence must end with a verb; "
+                         f"nothing may follow {parts[-len(current) - 1].text!r}, got {current[0].text!r}"
+                         if groups else f"translate_by_rule: no verb in {korean!r}; expected a verb such as '먹었다'")
+    for i, group in enumerate(groups):
+        verb_part = group[-1]
+        kind = verb_part.value[1]
+        if i < len(groups) - 1 and kind != "connective":
+            raise ValueError(f"translate_by_rule: {verb_part.text!r} ends the sentence, but more follows; "
+                             f"join the clauses with the -고 form {verb_part.value[0].connective!r}")
+        if i == len(groups) - 1 and kind == "connective":
+            raise ValueError(f"translate_by_rule: {verb_part.text!r} joins two clauses, so the sentence cannot "
+                             f"end with it; end with {verb_part.value[0].present!r} or {verb_part.value[0].past!r}")
+    tense = groups[-1][-1].value[1]
+    clauses: list[Clause] = []
+    for i, group in enumerate(groups):
+        clause = _clause(group, first=i == 0, previous=clauses, tense=tense)
+        clauses.append(clause)
+    return Sentence(tuple(clauses), tense)
+
+
+def _clause(group: list[_Part], first: bool, previous: list[Clause], tense: str) -> Clause:
+    roles = "".join(p.role for p in group)
+    allowed = _FIRST_CLAUSE if first else _LATER_CLAUSE
+    where = " ".join(p.text for p in group)
+    for k in range(len(roles)):
+        if not any(r.startswith(roles[:k + 1]) for r in allowed):
+            expected = sorted({r[k] for r in allowed if r.startswith(roles[:k]) and len(r) > k},
+                              key="TSPOGNV".index)
+            raise ValueError(f"translate_by_rule: in the clause {where!r}, {group[k].text!r} cannot come here; "
+                             f"expected {' or '.join(_ROLE_NAMES[e] for e in expected)}")
+    get = {p.role: p for p in group}
+    verb, _ = get["V"].value
+    subject_part, complement_part = get.get("S"), get.get("O") or get.get("G")
+    if verb.motion != ("G" in get):
+        need = "a place with 에 such as '학교에'" if verb.motion else "an object with 을/를 such as '생선을'"
+        raise ValueError(f"translate_by_rule: in the clause {where!r}, {verb.korean} needs {need}, "
+                         f"got {complement_part.text!r}")
+    complement = complement_part.value.korean if verb.motion else complement_part.value
+    if complement not in verb.english:
+        known = "', '".join(with_particle(c, "에" if verb.motion else "을/를") for c in verb.english
+                            if c in _THING or c in _PLACE)
+        raise ValueError(f"translate_by_rule: {complement_part.text!r} does not go with {verb.korean} in this "
+                         f"grammar" + (f"; it takes e.g. '{known}'" if known else ""))
+    osv = roles.index("O") < roles.index("S") if "S" in get and "O" in get else False
+    if osv and subject_part.particle in ("은", "는"):
+        raise ValueError(f"translate_by_rule: after the fronted object {complement_part.text!r} the subject "
+                         f"takes 이/가, not {subject_part.text!r}")
+    subject = subject_part.value if subject_part else _resolved(previous)
+    if subject_part and previous and subject.korean == _resolved(previous).korean:
+        raise ValueError(f"translate_by_rule: {subject_part.text!r} repeats the previous clause's subject; "
+                         "Korean leaves it out")
+    problem = _subject_problem(subject, verb, complement)
+    if problem:
+        culprit = complement_part if "cannot be subject and object" in problem else subject_part or get["V"]
+        raise ValueError(f"translate_by_rule: {culprit.text!r}: {problem}")
+    time = get["T"].value if "T" in get else None
+    adverbial = get.get("T") or get.get("P")
+    if verb.stative and adverbial:
+        raise ValueError(f"translate_by_rule: {adverbial.text!r}: {verb.korean} is a state, which takes no time "
+                         "or place adverbial in this grammar")
+    if time and tense not in time.tenses:
+        raise ValueError(f"translate_by_rule: {get['T'].text!r} ({time.english}) needs the "
+                         f"{time.tenses[0]} tense, but the sentence is in the {tense}")
+    return Clause(subject_part.value if subject_part else None, verb, complement, "N" in get, time,
+                  get["P"].value if "P" in get else None,
+                  topic=bool(subject_part) and subject_part.particle in ("은", "는"), osv=osv)
+
+
+def _resolved(clauses: Sequence[Clause]) -> Noun:
+    """The subject in force after ``clauses``: the last one stated."""
+    return next(c.subject for c in reversed(clauses) if c.subject)
 
 
 def translate_by_rule(korean: str) -> str:
     """Translate a sentence of the toy grammar by rule: the ground truth of the task.
 
     Args:
-        korean: one or two clauses joined by 그리고, words separated by spaces.
+        korean: one or more clauses joined by -고, written (``"고양이가 생선을 먹었다"``)
+            or tokenized (``"고양이 가 생선 을 먹었다"``); subject–object–verb or
+            object–subject–verb.
 
     Returns:
-        The English translation, e.g. ``"the cat ate the fish"`` for ``"고양이가 생선을 먹었다"``.
+        The English translation, e.g. ``"the cat ate the fish"``; for
+        ``"개를 고양이가 쫓았다"`` ``"the cat chased the dog"``.
 
     Raises:
         ValueError: if ``korean`` is not a sentence of the grammar; the message names the word.
     """
-    if not isinstance(korean, str):
-        raise TypeError(f"translate_by_rule: korean must be a str, got {type(korean).__name__}")
-    clauses = korean.split(f" {CONJUNCTION[0]} ")
-    return _render([_parse_clause(c) for c in clauses])[1]
+    return parse_sentence(korean).english()
+
+
+def _rewrite(korean: str, change, natural: bool, what: str) -> str:
+    sentence = parse_sentence(korean)
+    clauses, changed = list(sentence.clauses), False
+    for i, clause in enumerate(sentence.clauses):
+        new = change(clause)
+        if new is None:
+            continue
+        trial = Sentence(tuple(clauses[:i] + [new] + clauses[i + 1:]), sentence.tense)
+        try:
+            parse_sentence(trial.korean())  # still a sentence of the grammar (left-out subjects included)
+        except ValueError:
+            continue
+        clauses[i], changed = new, True
+    if not changed:
+        raise ValueError(f"{what}: no clause of {korean!r} can be changed; it needs a subject and an "
+                         "object" + (" that are both people or animals" if what == "swap_roles" else ""))
+    result = Sentence(tuple(clauses), sentence.tense)
+    return result.korean() if natural else result.tokenized()
+
+
+def swap_roles(korean: str, *, natural: bool = False) -> str:
+    """Swap the subject and object particles: who did what to whom is reversed.
+
+    The nouns keep their places and trade particles, so 고양이가 개를 쫓았다
+    ("the cat chased the dog") becomes 고양이를 개가 쫓았다 ("the dog chased the
+    cat"): the word order of the nouns is the same, only the particles differ,
+    and when both nouns take the same particle forms the bag of tokens is
+    the same too. Every clause whose subject and object are people or
+    animals (and stay a sentence of the grammar when swapped) is swapped.
+
+    Args:
+        korean: a sentence of the grammar, written or tokenized.
+        natural: return written Korean instead of tokens.
+
+    Raises:
+        ValueError: if no clause can be swapped.
+    """
+    def change(clause: Clause) -> Clause | None:
+        if clause.subject is None or clause.complement not in _ANIMATE or clause.verb.motion:
+            return None
+        osv = not clause.osv
+        return clause._replace(subject=_ANIMATE[clause.complement], complement=clause.subject.korean,
+                               osv=osv, topic=clause.topic and not osv)
+    return _rewrite(korean, change, natural, "swap_roles")
+
+
+def reorder(korean: str, order: str, *, natural: bool = False) -> str:
+    """Put the object before the subject (``"OSV"``) or after it (``"SOV"``); the meaning stays.
+
+    ``reorder("고양이가 개를 쫓았다", "OSV") == "개 를 고양이 가 쫓았다"``: Korean word
+    order is free because the particles carry the roles, and the English is
+    the same. A subject with the topic particle 은/는 takes 이/가 when the
+    object moves in front of it.
+
+    Args:
+        korean: a sentence of the grammar, written or tokenized.
+        order: ``"OSV"`` or ``"SOV"``.
+        natural: return written Korean instead of tokens.
+
+    Raises:
+        ValueError: if no clause has both a subject and an object to reorder.
+    """
+    if order not in ("OSV", "SOV"):
+        raise ValueError(f"reorder: order={order!r}; expected 'OSV' or 'SOV'")
+    osv = order == "OSV"
+
+    def change(clause: Clause) -> Clause | None:
+        if clause.subject is None or clause.verb.motion or clause.osv == osv:
+            return None
+        return clause._replace(osv=osv, topic=clause.topic and not osv)
+    return _rewrite(korean, change, natural, "reorder")
+
+
+def bag_of_tokens(korean: str) -> str:
+    """The sentence's tokens sorted: all that a bag-of-words model can know of it.
+
+    ``bag_of_tokens("고양이가 개를 쫓았다") == "가 개 고양이 를 쫓았다"``: which
+    particle went with which noun, and which noun with which clause, is
+    gone; the words and their counts stay. Train and test a model on bags
+    (``train_task(..., src_transform=bag_of_tokens)``) for Chapter 7's
+    bag-of-words baseline. Sentences with the same tokens give the same
+    bag: 고양이가 개를 쫓았다 and its role swap 고양이를 개가 쫓았다 ("the dog
+    chased the cat") both give ``"가 개 고양이 를 쫓았다"``.
+
+    Args:
+        korean: a sentence, written or tokenized (it is tokenized first).
+    """
+    return " ".join(sorted(tokenize_korean(korean)))
 
 
 # --------------------------------------------------------------------------
 # Sampling the splits: held-out compositions
 # --------------------------------------------------------------------------
 
-Triple = tuple[str, str, str]  # (subject, verb, object or place), Korean dictionary forms
-
 
 def _all_triples() -> list[Triple]:
-    return [(s.korean, v.korean, c) for s in SUBJECTS for v in _VERB.values() for c in v.takes]
+    return [(s.korean, v.korean, c) for v in _VERB.values() for c in v.english for s in ANIMATES
+            if _subject_problem(s, v, c) is None]
 
 
 def held_out_compositions(seed: int = 0, fraction: float = 0.1) -> dict[str, list[Triple]]:
-    """The subject–verb–object (or subject–verb–place) triples kept out of training.
+    """The subject–verb–complement triples kept out of training.
 
     A share ``fraction`` of all triples is held out, half for valid and half for
-    test. Every word still occurs in training, in other combinations; a valid or
-    test sentence always contains one of its split's triples. The running
-    examples' triples (나, 가다, 학교) and (고양이, 먹다, 생선) are always test triples.
+    test. Every word still occurs in training, in other combinations (and the
+    two roles of a pair, 고양이–쫓다–개 and 개–쫓다–고양이, are separate triples);
+    a valid or test sentence always contains one of its split's triples. The
+    running examples' triples (나, 가다, 학교) and (고양이, 먹다, 생선) are always
+    test triples.
 
     Returns:
         ``{"valid": [...], "test": [...]}``, each a list of ``(subject, verb, complement)``.
@@ -379,62 +904,112 @@ def held_out_compositions(seed: int = 0, fraction: float = 0.1) -> dict[str, lis
     return {"valid": rest[:n_valid], "test": forced + rest[n_valid:2 * n_valid - len(forced)]}
 
 
-def _sample_clause(rng: random.Random, triples: Sequence[Triple], adverbials: bool) -> Clause:
-    subject, verb, complement = rng.choice(triples)
-    clause = Clause(_SUBJECT[subject], _VERB[verb], complement,
-                    tense=rng.choice(("present", "past")), negated=rng.random() < 0.3)
-    if adverbials and rng.random() < 0.4:
-        clause = clause._replace(time=rng.choice([t for t in TIME_ADVERBIALS if clause.tense in t.tenses]))
-    if adverbials and clause.verb not in MOTION_VERBS and rng.random() < 0.3:
-        clause = clause._replace(place=rng.choice(PLACES))
-    return clause
+class _Sampler:
+    """Draws random sentences whose clauses come from given triples, the verb first.
+
+    Drawing the verb first, then one of its triples, gives every verb (and
+    so every sense of 쓰다 and 짓다) its share of the data, though most
+    triples belong to the verbs that take people and animals as objects.
+    """
+
+    NEGATED, TOPIC, OSV, PLACE, TIME, DROP = 0.25, 0.5, 0.25, 0.2, 0.3, 0.3  # probabilities
+
+    def __init__(self, rng: random.Random, triples: Sequence[Triple]) -> None:
+        self.rng, self.triples = rng, list(triples)
+        self.by_subject: dict[str, list[Triple]] = {}
+        self.by_verb: dict[str, list[Triple]] = {}
+        for triple in self.triples:
+            self.by_subject.setdefault(triple[0], []).append(triple)
+            self.by_verb.setdefault(triple[1], []).append(triple)
+        self.verbs = sorted(self.by_verb)
+
+    def clause(self, triple: Triple, drop: bool) -> Clause:
+        rng = self.rng
+        subject, verb = _ANIMATE[triple[0]], _VERB[triple[1]]
+        osv = not drop and not verb.motion and rng.random() < self.OSV
+        place = not verb.motion and not verb.stative and rng.random() < self.PLACE
+        return Clause(None if drop else subject, verb, triple[2], negated=rng.random() < self.NEGATED,
+                      place=rng.choice(PLACES) if place else None,
+                      topic=not drop and not osv and rng.random() < self.TOPIC, osv=osv)
+
+    def sentence(self, n_clauses: int, must: Sequence[Triple] = ()) -> Sentence:
+        """``n_clauses`` clauses; if ``must`` is given, one clause (at random) comes from it."""
+        rng = self.rng
+        special = rng.randrange(n_clauses) if must else -1
+        clauses: list[Clause] = []
+        for i in range(n_clauses):
+            previous = _resolved(clauses).korean if clauses else None
+            if i == special:
+                triple = rng.choice(must)
+            elif previous and previous in self.by_subject and rng.random() < self.DROP:
+                triple = rng.choice(self.by_subject[previous])  # the same subject: Korean leaves it out
+            else:
+                triple = rng.choice(self.by_verb[rng.choice(self.verbs)])
+            clauses.append(self.clause(triple, drop=triple[0] == previous))
+        tense = rng.choice(("present", "past"))
+        events = [k for k, c in enumerate(clauses) if not c.verb.stative]
+        if events and rng.random() < self.TIME:
+            k = rng.choice(events)
+            clauses[k] = clauses[k]._replace(time=rng.choice([t for t in TIME_ADVERBIALS if tense in t.tenses]))
+        return Sentence(tuple(clauses), tense)
+
+    def pairs(self, n: int, n_clauses, must: Sequence[Triple] = (), first: Sequence[Pair] = ()) -> list[Pair]:
+        """``n`` distinct (tokens, English) pairs; ``n_clauses()`` draws the number of clauses of each."""
+        pairs = dict.fromkeys(first)  # a dict keeps the order of drawing
+        for _ in range(100 * n):
+            if len(pairs) >= n:
+                return list(pairs)
+            sentence = self.sentence(n_clauses(), must)
+            pairs.setdefault((sentence.tokenized(), sentence.english()))
+        raise ValueError(f"toy_translation_splits: could not draw {n} distinct sentences; ask for fewer")
 
 
-def _sample_split(rng: random.Random, n: int, must: list[Triple], others: list[Triple],
-                  compound_prob: float, first: Sequence[Pair] = ()) -> list[Pair]:
-    """``n`` distinct sentences, each with a clause from ``must``; a second clause may use ``others``."""
-    pairs = dict.fromkeys(first)  # a dict keeps the order of drawing
-    for _ in range(100 * n):
-        if len(pairs) >= n:
-            return list(pairs)
-        compound = rng.random() < compound_prob  # compound sentences carry no adverbials
-        clauses = [_sample_clause(rng, must, adverbials=not compound)]
-        if compound:
-            clauses.append(_sample_clause(rng, must + others, adverbials=False))
-            rng.shuffle(clauses)
-        pairs.setdefault(_render(clauses))
-    raise ValueError(f"toy_translation_splits: could not draw {n} distinct sentences; ask for fewer")
-
-
-def toy_translation_splits(seed: int = 0, *, n_train: int = 6000, n_valid: int = 300, n_test: int = 300,
-                           compound_prob: float = 0.2, held_out_fraction: float = 0.1
+def toy_translation_splits(seed: int = 0, *, n_train: int = 8000, n_valid: int = 300, n_test: int = 300,
+                           n_ood: int = 200, compound_prob: float = 0.35, held_out_fraction: float = 0.1
                            ) -> dict[str, list[Pair]]:
     """Korean→English sentence pairs from the toy grammar, split by held-out composition.
+
+    The Korean side is tokenized (``"고양이 가 생선 을 먹었다"``, see
+    :func:`tokenize_korean`); :func:`detokenize_korean` writes it as a learner
+    would type it.
 
     Args:
         seed: seed of the random generator; the same seed gives the same splits.
         n_train, n_valid, n_test: number of distinct pairs in each split.
-        compound_prob: share of sentences made of two clauses joined by 그리고 / "and".
+        n_ood: number of pairs in the out-of-distribution split.
+        compound_prob: share of train / valid / test sentences made of two
+            clauses joined by -고 (the others have one).
         held_out_fraction: share of the triples kept out of train (see :func:`held_out_compositions`).
 
     Returns:
-        ``{"train": [...], "valid": [...], "test": [...]}`` of ``(korean, english)`` pairs.
-        Valid and test sentences each contain a triple of :func:`held_out_compositions`
-        that train never shows, so the three splits are disjoint. The test split
-        starts with :data:`RUNNING_EXAMPLES`.
+        ``{"train": [...], "valid": [...], "test": [...], "ood": [...]}`` of
+        ``(korean tokens, english)`` pairs. Valid and test sentences each
+        contain a triple of :func:`held_out_compositions` that train never
+        shows, so train, valid and test are disjoint; the test split starts
+        with :data:`RUNNING_EXAMPLES`. **ood** is out of distribution on
+        purpose: sentences of three clauses, where training has one or two,
+        built from training triples only. It measures a limit, not the
+        recipe's target.
     """
-    for name, value in (("n_train", n_train), ("n_valid", n_valid), ("n_test", n_test)):
-        if not isinstance(value, int) or value < 1:
+    for name, value in (("n_train", n_train), ("n_valid", n_valid), ("n_test", n_test), ("n_ood", n_ood)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise ValueError(f"toy_translation_splits: {name}={value!r}; expected an integer >= 1")
     if not 0 <= compound_prob <= 1:
         raise ValueError(f"toy_translation_splits: compound_prob={compound_prob!r}; expected 0 <= p <= 1")
     held = held_out_compositions(seed, held_out_fraction)
-    train = [t for t in _all_triples() if t not in held["valid"] and t not in held["test"]]
+    kept_out = set(held["valid"]) | set(held["test"])
+    train_triples = [t for t in _all_triples() if t not in kept_out]
     rng = random.Random(seed)
-    return {"train": _sample_split(rng, n_train, train, [], compound_prob),
-            "valid": _sample_split(rng, n_valid, held["valid"], train, compound_prob),
-            "test": _sample_split(rng, n_test, held["test"], train, compound_prob, first=RUNNING_EXAMPLES)}
+    sampler = _Sampler(rng, train_triples)
 
+    def one_or_two() -> int:
+        return 2 if rng.random() < compound_prob else 1
+
+    first = [(" ".join(tokenize_korean(ko)), en) for ko, en in RUNNING_EXAMPLES]
+    return {"train": sampler.pairs(n_train, one_or_two),
+            "valid": sampler.pairs(n_valid, one_or_two, must=held["valid"]),
+            "test": sampler.pairs(n_test, one_or_two, must=held["test"], first=first),
+            "ood": sampler.pairs(n_ood, lambda: 3)}
 
 # --------------------------------------------------------------------------
 # Vocabulary

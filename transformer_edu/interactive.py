@@ -1406,7 +1406,7 @@ def _beam_explorer_states(
     model = translator.model
     device = next(model.parameters()).device
     src = pad_batch(
-        [translator.src_vocab.encode(sentence)], Vocab.pad_id, device
+        [translator.encode_source(sentence)], Vocab.pad_id, device
     )  # (1, S)
     states = {}
     for beam_size in beam_sizes:
@@ -1478,7 +1478,14 @@ def beam_explorer(
 
     See Chapter 8.
     """
-    for name in ("model", "src_vocab", "tgt_vocab", "check_words"):
+    wanted_attributes = (
+        "model",
+        "tgt_vocab",
+        "check_words",
+        "encode_source",
+        "output_limit",
+    )
+    for name in wanted_attributes:
         if not hasattr(translator, name):
             raise TypeError(
                 "translator must be a Translator (with model and "
@@ -1524,9 +1531,9 @@ def beam_explorer(
             f"start_alpha must be one of alphas {alphas}, got {start_alpha!r}"
         )
     limit = translator.model.config.max_len
-    if max_len is None:
-        # the source counts its EOS
-        max_len = min(2 * (len(sentence.split()) + 1) + 10, limit)
+    if max_len is None:  # the translator's: source (EOS counted) + 50
+        source_length = len(translator.encode_source(sentence))
+        max_len = translator.output_limit(source_length)
     elif (
         isinstance(max_len, bool)
         or not isinstance(max_len, int)

@@ -35,6 +35,11 @@ class TransformerConfig:
             equal vocabulary sizes, e.g. a shared BPE vocabulary).
         tie_output: the output projection reuses the target embedding matrix.
         norm_first: pre-LN layers instead of the paper's post-LN.
+        src_positional: add the positional encoding to the source embeddings,
+            as the paper does. ``False`` is an ablation (Chapter 7): the encoder
+            then sees the source as a bag of tokens, its output rows permute
+            with the source tokens and the decoder cannot tell their order.
+            The target side keeps its positional encoding either way.
     """
 
     src_vocab_size: int
@@ -49,10 +54,13 @@ class TransformerConfig:
     share_embeddings: bool = False
     tie_output: bool = False
     norm_first: bool = False
+    src_positional: bool = True
 
     def __post_init__(self) -> None:
         for name in ("src_vocab_size", "tgt_vocab_size", "d_model", "n_heads", "d_ff", "n_layers", "max_len"):
             _validate.positive_int(name, getattr(self, name))
+        if not isinstance(self.src_positional, bool):
+            raise TypeError(f"src_positional must be a bool, got {self.src_positional!r}")
         _validate.probability("dropout", self.dropout)
         if self.d_model % self.n_heads:
             raise ValueError(f"n_heads = {self.n_heads} must divide d_model = {self.d_model}")
@@ -167,7 +175,8 @@ class Transformer(nn.Module):
         src = self._check_tokens("src", src, self.config.src_vocab_size)
         if src_mask is None:
             src_mask = padding_mask(src, self.config.pad_id)  # (B, 1, 1, S)
-        x = self.positional(self.src_embed(src) * self.embed_scale)  # (B, S, D)
+        x = self.src_embed(src) * self.embed_scale  # (B, S, D)
+        x = self.positional(x) if self.config.src_positional else self.positional.dropout(x)  # ablation: no order
         return self.encoder(x, src_mask)
 
     def decode(

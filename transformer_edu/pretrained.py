@@ -9,6 +9,7 @@ result, ``transformer_edu/assets/ko_en/checkpoint.pt`` (about 1 MB), which
 
     translator = pretrained_translator()
     translator.translate("고양이가 생선을 먹었다")   # 'the cat ate the fish'
+    translator.translate("생선을 고양이가 먹었다")   # the same: the particles carry the roles
 
 How the asset was made
 ----------------------
@@ -23,17 +24,18 @@ It runs the package's training command line with the default ko-en recipe
         --device cpu --threads 1 --quiet --out <a temporary directory>
 
 and then keeps, of the checkpoint the command wrote, only what translating
-needs: the configuration, the float32 weights and the two vocabularies (the
-optimizer's and the scheduler's states would triple the file). Into the
-checkpoint's ``extra`` it adds the provenance: the command, the recipe, the
-training history, the test metrics the command measured (exact match and
-BLEU with beam search on the held-out test split) and a fingerprint of the
+needs: the configuration, the float32 weights, the two vocabularies and the
+Korean tokenizer's table (the optimizer's and the scheduler's states would
+triple the file). Into the checkpoint's ``extra`` it adds the provenance:
+the command, the recipe, the training history, the metrics the command
+measured (exact match and BLEU, beam search and greedy, on the held-out test
+split and on the out-of-distribution split) and a fingerprint of the
 generated data. The checkpoint loads with ``torch.load(..., weights_only=True)``.
 
-The asset goes stale when the grammar of :mod:`transformer_edu.data` or the
-ko-en recipe changes: :func:`asset_problems` then lists what differs, the
-package's tests fail with these instructions, and the command above makes a
-fresh one.
+The asset goes stale when the grammar or the tokenizer of
+:mod:`transformer_edu.data` or the ko-en recipe changes: :func:`asset_problems`
+then lists what differs, the package's tests fail with these instructions,
+and the command above makes a fresh one.
 """
 
 from __future__ import annotations
@@ -98,20 +100,20 @@ def pretrained_translator(device: str | torch.device | None = None) -> Translato
 
 
 def data_fingerprint(seed: int = 0) -> str:
-    """SHA-256 of the ko-en train / valid / test pairs :mod:`transformer_edu.data` generates now.
+    """SHA-256 of the ko-en pairs (all splits) :mod:`transformer_edu.data` generates now.
 
     Any change of the grammar, the vocabulary or the splits changes it.
     """
     splits = data.toy_translation_splits(seed)
-    text = json.dumps({name: splits[name] for name in ("train", "valid", "test")}, ensure_ascii=False)
+    text = json.dumps({name: splits[name] for name in sorted(splits)}, ensure_ascii=False)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def asset_problems() -> list[str]:
     """What makes the shipped checkpoint out of date; an empty list when it is current.
 
-    Compares its data fingerprint, vocabularies and recipe with what
-    :mod:`transformer_edu.data` and :mod:`transformer_edu.train` give now.
+    Compares its data fingerprint, vocabularies, tokenizer and recipe with
+    what :mod:`transformer_edu.data` and :mod:`transformer_edu.train` give now.
     """
     from .train import RECIPES  # imported here: the training module is not needed to translate
 
@@ -121,6 +123,7 @@ def asset_problems() -> list[str]:
         "data_fingerprint": data_fingerprint(0),
         "src_vocab": data.Vocab.build([src for src, _ in splits["train"]]).to_dict(),
         "tgt_vocab": data.Vocab.build([tgt for _, tgt in splits["train"]]).to_dict(),
+        "src_tokenizer": data.korean_tokenizer_spec(),
         "recipe": asdict(RECIPES[TASK]),
     }
     problems = []
@@ -146,6 +149,8 @@ def rebuild(out: str | Path = ASSET_DIR) -> dict:
         trained = Translator.load(tmp)
         extra = load_checkpoint(tmp)["extra"]
     kept_metrics = {k: v for k, v in metrics.items() if k not in ("history", "config", "recipe", "failures")}
+    if trained.src_tokenizer != data.KOREAN_TOKENIZER:
+        raise RuntimeError("the trained checkpoint's tokenizer differs from data.KOREAN_TOKENIZER")
     out.mkdir(parents=True, exist_ok=True)
     trained.save(out / CHECKPOINT_NAME, extra={  # weights, config and vocabularies; no optimizer state
         "task": TASK,
@@ -168,7 +173,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.rebuild:
         metrics = rebuild()
         print(f"wrote {ASSET_DIR / CHECKPOINT_NAME}: exact match {metrics['exact_match']:.1%}, "
-              f"BLEU {metrics['bleu']:.1f} on {metrics['test_size']} test sentences")
+              f"BLEU {metrics['bleu']:.1f} on {metrics['test_size']} test sentences; trained in "
+              f"{metrics['train_seconds']:.0f} s ({metrics['train_cpu_seconds']:.0f} s of CPU)")
         return 0
     problems = asset_problems()
     for problem in problems:

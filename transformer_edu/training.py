@@ -2,9 +2,10 @@
 
 The paper's recipe, piece by piece: a loss with label smoothing, the Adam
 optimizer with β = (0.9, 0.98) and ε = 1e-9, a learning rate that warms up
-linearly and then decays with the inverse square root of the step, gradient
-clipping, and a training loop that reports the training and validation loss
-after every epoch.
+linearly and then decays with the inverse square root of the step, a
+training loop that reports the training and validation loss after every
+epoch, and the average of the last checkpoints' weights. Gradient clipping
+is our addition.
 
 Shape legend: B batch, S source length, T target length, V target vocabulary
 size, N = B · T positions.
@@ -14,7 +15,9 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Callable, Iterable
+from collections import deque
+from contextlib import contextmanager
+from typing import Callable, Iterable, Iterator
 
 import torch
 import torch.nn.functional as F
@@ -33,6 +36,7 @@ __all__ = [
     "evaluate",
     "fit",
     "BestWeights",
+    "AveragedWeights",
 ]
 
 
@@ -290,6 +294,9 @@ def fit(
             epoch (``epoch`` counts from 1); return ``True`` to stop early.
             Use it to plot curves, save checkpoints or translate examples.
         progress: show a progress bar (``tqdm.auto``: it renders in Jupyter too).
+            When ``on_epoch_end`` stops training early, the bar ends full,
+            its total cut to the epochs run, and its postfix says so
+            (``stopped=early, 8 planned``).
 
     Returns:
         The history, a dict of equally long lists, one entry per epoch:
@@ -353,9 +360,15 @@ def fit(
         }
         for key, value in record.items():
             history[key].append(value)
-        bar.set_postfix(train=f"{record['train_loss']:.3f}", valid=f"{record['valid_loss']:.3f}")
+        postfix = {"train": f"{record['train_loss']:.3f}", "valid": f"{record['valid_loss']:.3f}"}
+        bar.set_postfix(postfix)
         bar.update()
         if on_epoch_end is not None and on_epoch_end(epoch + 1, history):
+            if epoch + 1 < epochs:  # stopped early: end the bar full, or Jupyter draws it red like a crash
+                bar.total = epoch + 1
+                if hasattr(bar, "container"):  # tqdm.notebook keeps the maximum in its widget too
+                    bar.container.children[1].max = epoch + 1
+                bar.set_postfix({**postfix, "stopped": f"early, {epochs} planned"})
             break
     bar.close()
     return history
@@ -409,3 +422,62 @@ class BestWeights:
             )
         self.model.load_state_dict(self._state)
         return self.epoch
+
+
+class AveragedWeights:
+    """The average of the weights of the last ``last`` epochs: the paper's checkpoint averaging.
+
+    The paper's base models are "a single model obtained by averaging the
+    last 5 checkpoints" (written every 10 minutes; the last 20 for the big
+    models). Late in training the weights wander around a good point from
+    one update to the next; their average lies closer to it, and usually
+    translates better than any one of them.
+
+    Call it after every epoch (e.g. from ``on_epoch_end``) to remember that
+    epoch's weights; :meth:`average` gives the mean of those remembered, and
+    inside ``with averaged.applied():`` the model holds the average (e.g. to
+    measure it) and gets its own weights back afterwards, so training goes
+    on undisturbed. Non-floating tensors are taken from the latest epoch.
+
+    Example::
+
+        averaged = AveragedWeights(model, last=5)
+        fit(model, ..., on_epoch_end=averaged)
+        model.load_state_dict(averaged.average())
+
+    See Chapter 7.
+    """
+
+    def __init__(self, model: nn.Module, last: int = 5) -> None:
+        if not isinstance(model, nn.Module):
+            raise TypeError(f"model must be an nn.Module, got {type(model).__name__}")
+        self.model = model
+        self.last = _validate.positive_int("last", last)
+        self._states: deque[dict[str, Tensor]] = deque(maxlen=self.last)
+
+    def __call__(self, epoch: int | None = None, history: dict | None = None) -> bool:
+        """Remember the model's current weights; never asks to stop."""
+        self._states.append({k: v.detach().clone() for k, v in self.model.state_dict().items()})
+        return False
+
+    def __len__(self) -> int:
+        return len(self._states)
+
+    def average(self) -> dict[str, Tensor]:
+        """The element-wise mean of the remembered weights, as a ``state_dict``."""
+        if not self._states:
+            raise ValueError("no weights remembered yet; call the AveragedWeights after an epoch first")
+        latest = self._states[-1]
+        return {k: torch.stack([s[k] for s in self._states]).mean(dim=0) if v.is_floating_point() else v.clone()
+                for k, v in latest.items()}
+
+    @contextmanager
+    def applied(self) -> Iterator[dict[str, Tensor]]:
+        """Load the average into the model for the ``with`` block, then restore the model's own weights."""
+        own = {k: v.detach().clone() for k, v in self.model.state_dict().items()}
+        average = self.average()
+        self.model.load_state_dict(average)
+        try:
+            yield average
+        finally:
+            self.model.load_state_dict(own)

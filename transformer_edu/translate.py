@@ -3,7 +3,8 @@
     python -m transformer_edu.translate --checkpoint runs/ko-en "고양이가 생선을 먹었다"
 
 prints one translation per input sentence; with no sentence given, it reads
-one sentence per line from standard input. A sentence with a word the model
+one sentence per line from standard input. Type Korean as it is written
+(고양이가, not 고양이 가): the checkpoint's tokenizer splits the particles off. A sentence with a word the model
 never saw prints a message naming it (and similar known words) on standard
 error, and the exit code is 2.
 """
@@ -27,14 +28,16 @@ def _parser() -> argparse.ArgumentParser:
         description="Translate sentences with a checkpoint written by python -m transformer_edu.train.",
     )
     parser.add_argument("sentences", nargs="*",
-                        help="sentences to translate, words separated by spaces (default: read stdin lines)")
+                        help="sentences to translate, written as usual, e.g. 고양이가 생선을 먹었다 "
+                             "(default: read stdin lines)")
     parser.add_argument("--checkpoint", required=True, type=Path,
                         help="the checkpoint file, or the directory holding checkpoint.pt")
     parser.add_argument("--beam-size", type=int, default=4, help="beams K (1 = greedy decoding; default 4)")
     parser.add_argument("--length-penalty", type=float, default=0.6,
                         help="GNMT length penalty α (0 = none; default 0.6)")
     parser.add_argument("--max-len", type=int, default=None,
-                        help="most target tokens per sentence (default: twice the source length + 10)")
+                        help="most target tokens per sentence (default: the source length + 50, as in the "
+                             "paper, within the model's max_len)")
     parser.add_argument("--device", default="cpu", help="cpu or cuda (default cpu)")
     return parser
 

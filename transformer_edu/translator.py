@@ -4,7 +4,7 @@ Example::
 
     translator = Translator.load("runs/ko-en")
     translator.translate("고양이가 생선을 먹었다")        # 'the cat ate the fish'
-    translator.translate(["나는 학교에 간다", "곰이 공을 봤다"], beam_size=1)
+    translator.translate(["나는 학교에 간다", "개를 곰이 쫓았다"], beam_size=1)
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import Sequence
 import torch
 
 from .checkpoint import load_checkpoint, load_model, save_checkpoint
-from .data import Vocab, pad_batch
+from .data import KoreanTokenizer, Vocab, pad_batch
 from .decoding import beam_search, greedy_decode
 from .model import Transformer
 
@@ -34,18 +34,24 @@ class UnknownWordsError(ValueError):
 class Translator:
     """Translate sentences with a trained :class:`~transformer_edu.Transformer`.
 
-    Sentences are split on whitespace, encoded with ``src_vocab`` (EOS
-    appended, as in training), decoded in batches by beam search (or greedy
-    decoding for ``beam_size=1``) and turned back into text with ``tgt_vocab``.
+    Sentences are split into tokens (on whitespace, or by ``src_tokenizer``),
+    encoded with ``src_vocab`` (EOS appended, as in training), decoded in
+    batches by beam search (or greedy decoding for ``beam_size=1``) and
+    turned back into text with ``tgt_vocab``.
 
     Args:
         model: the trained model; it is used in eval mode.
         src_vocab, tgt_vocab: the :class:`~transformer_edu.data.Vocab` s it was trained with.
+        src_tokenizer: splits written source text into the tokens of ``src_vocab``,
+            e.g. :data:`~transformer_edu.data.KOREAN_TOKENIZER`, which splits
+            the particles off (고양이가 → 고양이 가), so that learners type
+            ordinary Korean; ``None`` splits on whitespace only.
 
     See Chapter 8.
     """
 
-    def __init__(self, model: Transformer, src_vocab: Vocab, tgt_vocab: Vocab) -> None:
+    def __init__(self, model: Transformer, src_vocab: Vocab, tgt_vocab: Vocab,
+                 src_tokenizer: KoreanTokenizer | None = None) -> None:
         if not isinstance(model, Transformer):
             raise TypeError(f"model must be a Transformer, got {type(model).__name__}")
         for name, vocab, size in (("src_vocab", src_vocab, model.config.src_vocab_size),
@@ -58,9 +64,12 @@ class Translator:
             raise ValueError(
                 f"the model's pad_id = {model.config.pad_id} differs from Vocab.pad_id = {Vocab.pad_id}"
             )
+        if src_tokenizer is not None and not isinstance(src_tokenizer, KoreanTokenizer):
+            raise TypeError(f"src_tokenizer must be a KoreanTokenizer or None, got {type(src_tokenizer).__name__}")
         self.model = model.eval()
         self.src_vocab = src_vocab
         self.tgt_vocab = tgt_vocab
+        self.src_tokenizer = src_tokenizer
 
     @classmethod
     def load(cls, path: str | os.PathLike, *, device: str | torch.device = "cpu") -> "Translator":
@@ -77,23 +86,68 @@ class Translator:
                 f"the checkpoint at {str(path)!r} holds no vocabularies (extra has {sorted(extra)}); "
                 "save it with Translator.save or save_checkpoint(..., extra={'src_vocab': v.to_dict(), ...})"
             )
+        tokenizer = extra.get("src_tokenizer")
         return cls(load_model(checkpoint, map_location=device),
-                   Vocab.from_dict(extra["src_vocab"]), Vocab.from_dict(extra["tgt_vocab"]))
+                   Vocab.from_dict(extra["src_vocab"]), Vocab.from_dict(extra["tgt_vocab"]),
+                   KoreanTokenizer.from_dict(tokenizer) if tokenizer is not None else None)
 
     def save(self, path: str | os.PathLike, *, extra: dict | None = None) -> os.PathLike:
-        """Save the model and both vocabularies to a checkpoint :meth:`load` can read."""
+        """Save the model, both vocabularies and the source tokenizer to a checkpoint :meth:`load` can read."""
         vocabs = {"src_vocab": self.src_vocab.to_dict(), "tgt_vocab": self.tgt_vocab.to_dict()}
+        if self.src_tokenizer is not None:
+            vocabs["src_tokenizer"] = self.src_tokenizer.to_dict()
         return save_checkpoint(path, self.model, extra={**(extra or {}), **vocabs})
 
+    def source_tokens(self, sentence: str) -> list[str]:
+        """The tokens the model reads for ``sentence`` (before EOS): ``"고양이가 …"`` → ``["고양이", "가", …]``."""
+        if not isinstance(sentence, str):
+            raise TypeError(f"sentence must be a str, got {type(sentence).__name__}")
+        return self.src_tokenizer.tokenize(sentence) if self.src_tokenizer else sentence.split()
+
+    def encode_source(self, sentence: str) -> list[int]:
+        """The source ids the model reads for ``sentence``, EOS appended, as in training.
+
+        Raises:
+            UnknownWordsError: a word is not known (see :meth:`check_words`).
+        """
+        self.check_words(sentence)
+        return self.src_vocab.encode(" ".join(self.source_tokens(sentence)))
+
+    def output_limit(self, source_length: int) -> int:
+        """The default most target tokens for a source of ``source_length`` ids (EOS included).
+
+        The paper's setting, the source length plus 50, capped at the model's
+        ``max_len`` positions.
+        """
+        if isinstance(source_length, bool) or not isinstance(source_length, int) or source_length < 1:
+            raise ValueError(f"source_length must be an int >= 1, got {source_length!r}")
+        return min(source_length + 50, self.model.config.max_len)
+
+    def _known_words(self) -> list[str]:
+        """What a user may type: written words whose tokens are all known, and the other tokens."""
+        if self.src_tokenizer is None:
+            return [t for t in self.src_vocab.itos if t not in Vocab.SPECIALS]
+        tokenizer = self.src_tokenizer
+        written = [w for w, tokens in tokenizer.splits.items() if all(t in self.src_vocab for t in tokens)]
+        parts = set(tokenizer.particles) | set(tokenizer.stems) | set(Vocab.SPECIALS)
+        return written + [t for t in self.src_vocab.itos if t not in parts]
+
     def check_words(self, sentence: str) -> None:
-        """Raise :class:`UnknownWordsError` naming the unknown words and similar known ones."""
-        unknown = self.src_vocab.unknown_tokens(sentence)
+        """Raise :class:`UnknownWordsError` naming the unknown words (as written) and similar known ones."""
+        if self.src_tokenizer is None:
+            unknown = self.src_vocab.unknown_tokens(sentence)
+        else:
+            words = self.src_tokenizer.words(sentence)
+            unknown = list(dict.fromkeys(w for w in words if self.src_vocab.unknown_tokens(
+                " ".join(self.src_tokenizer.tokenize(w)))))
         if not unknown:
             return
-        known = [t for t in self.src_vocab.itos if t not in Vocab.SPECIALS]
+        known = self._known_words()
         hints = []
         for word in unknown:
-            close = difflib.get_close_matches(word, known, n=3, cutoff=0.5)
+            same_start = [k for k in known if k[0] == word[0]]  # Korean puts the stem first: 곰가 → 곰이
+            close = (difflib.get_close_matches(word, same_start, n=3, cutoff=0.5)
+                     or difflib.get_close_matches(word, known, n=3, cutoff=0.5))
             hints.append(f"{word!r} (did you mean {' or '.join(map(repr, close))}?)" if close else repr(word))
         raise UnknownWordsError(
             f"unknown word{'s' if len(unknown) > 1 else ''} in {sentence!r}: {', '.join(hints)}. "
@@ -116,8 +170,13 @@ class Translator:
                 (then a list of the same length is returned).
             beam_size: beams K; 1 means greedy decoding.
             length_penalty: GNMT's α, see :func:`~transformer_edu.decoding.beam_search`.
-            max_len: the most target tokens per sentence; default twice the
-                source length plus 10, within the model's ``max_len``.
+            max_len: the most target tokens per sentence, EOS included. The
+                default is the paper's, :meth:`output_limit`: the source
+                length plus 50 (the longest source of the batch, its EOS
+                counted), capped at the model's ``max_len`` positions, which
+                the positional encoding covers; the book's ko-en model has
+                ``max_len`` = 128, so the cap only bites for sources longer
+                than 77 tokens.
             batch_size: sentences decoded together.
 
         Raises:
@@ -131,15 +190,14 @@ class Translator:
                 raise TypeError(f"sentences[{i}] must be a str, got {type(sentence).__name__}")
             if not sentence.split():
                 raise ValueError(f"sentences[{i}] is empty; there is nothing to translate")
-            self.check_words(sentence)
         if max_len is not None and (isinstance(max_len, bool) or not isinstance(max_len, int) or max_len < 1):
             raise ValueError(f"max_len must be an int ≥ 1 or None, got {max_len!r}")
+        encoded = [self.encode_source(s) for s in batch]  # every word checked before any decoding
         device = next(self.model.parameters()).device
         outputs: list[str] = []
         for start in range(0, len(batch), batch_size):
-            chunk = [self.src_vocab.encode(s) for s in batch[start:start + batch_size]]
-            src = pad_batch(chunk, Vocab.pad_id, device)  # (B, S)
-            steps = max_len or min(2 * src.shape[1] + 10, self.model.config.max_len)
+            src = pad_batch(encoded[start:start + batch_size], Vocab.pad_id, device)  # (B, S)
+            steps = max_len or self.output_limit(src.shape[1])
             ids = dict(max_len=steps, bos_id=Vocab.bos_id, eos_id=Vocab.eos_id, unk_id=Vocab.unk_id)
             if beam_size == 1:
                 tokens = greedy_decode(self.model, src, **ids)  # (B, L)
