@@ -1,15 +1,26 @@
-"""Time decoding with and without the key/value cache, and batched against one-by-one beam search.
+"""Time decoding with and without the key/value cache, and beam search against a plain loop.
 
-Three comparisons, each run side by side in one process (repetitions
-interleaved, medians compared, so machine noise hits both sides alike) on an
-untrained model of realistic size; the outputs of both sides are checked to
-be identical:
+Every comparison runs side by side in one process (repetitions interleaved,
+medians compared, so machine noise hits both sides alike; CPU time by default
+on a CPU, see ``_timing.py``) on an untrained model of the given size, and the
+outputs of both sides must be identical:
 
-1. greedy decoding of ``--steps`` new tokens for a batch of ``--batch``
-   sources, with the cache against recomputing the whole prefix every step;
-2. beam search with K = ``--beam-size``: all beams of all sources in one batch
-   of B · K rows against one call per source;
-3. beam search with the cache against without it.
+1. greedy decoding of ``--steps`` new tokens (each value of the list) for a
+   batch of ``--batch`` sources: the package with its cache against the
+   package recomputing the whole prefix at every step (``use_cache=False``:
+   the decoder and the output layer run on every position of the prefix,
+   as Chapter 8's ``greedy_by_hand`` does);
+2. beam search with K = ``--beam-size`` over ``--beam-steps`` steps: the
+   package (all beams of all sources in one batch of B · K rows, with the
+   cache) against :func:`plain_beam_search`, a plain loop that takes one source
+   at a time and runs every live hypothesis through ``model.decode`` on its
+   own, on its whole prefix, without a cache; it ranks the expansions by the
+   same rule, so it returns the same translations;
+3. the same beam search one source at a time (with the cache) against all
+   sources in one batch;
+4. a profile (``transformer_edu.profiling``) of the cached greedy step at
+   ``--profile-d-model``: time inside PyTorch's operators against time outside
+   them (our Python, bookkeeping).
 
 EOS is forbidden until the last step (``min_len = max_len``), so every run
 decodes exactly the same number of steps.
@@ -23,127 +34,188 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
-import time
-from typing import Callable
+import math
 
 import torch
+from _timing import CLOCKS, compare, default_clock
 
 import transformer_edu as te
-from transformer_edu.decoding import beam_search, greedy_decode
+from transformer_edu import profiling
+from transformer_edu.decoding import beam_search, gnmt_length_penalty, greedy_decode
 
-BOS, EOS = 1, 2
-
-
-def timed(run: Callable[[], object], device: torch.device) -> tuple[float, object]:
-    if device.type == "cuda":
-        torch.cuda.synchronize()
-    start = time.perf_counter()
-    result = run()
-    if device.type == "cuda":
-        torch.cuda.synchronize()
-    return time.perf_counter() - start, result
+PAD, BOS, EOS = 0, 1, 2
 
 
-def compare(runs: dict[str, Callable[[], object]], repeats: int, device: torch.device) -> tuple[dict, dict]:
-    """Median seconds of each run (interleaved) and each run's output of the last repetition."""
-    times: dict[str, list[float]] = {name: [] for name in runs}
-    outputs: dict[str, object] = {}
-    for _ in range(repeats):
-        for name, run in runs.items():
-            seconds, outputs[name] = timed(run, device)
-            times[name].append(seconds)
-    return {name: statistics.median(t) for name, t in times.items()}, outputs
+@torch.no_grad()
+def plain_beam_search(model: te.Transformer, src: torch.Tensor, *, beam_size: int, max_len: int,
+                      min_len: int, length_penalty: float = 0.6) -> tuple[list[int], float]:
+    """Beam search on one source (1, S), each hypothesis decoded on its own, without a cache.
+
+    The rule of ``transformer_edu.decoding.beam_search``: of the K · V
+    expansions, EOS among the K best ends a hypothesis, the K best others live
+    on; a source is done when no live beam can beat its best finished
+    hypothesis; after ``max_len`` steps the live beams compete, unfinished.
+    Returns the best hypothesis (tokens, score).
+    """
+    model.eval()
+    src_mask = te.padding_mask(src, PAD)  # (1, 1, 1, S)
+    memory = model.encode(src, src_mask)  # (1, S, D)
+    beams: list[tuple[list[int], float]] = [([], 0.0)]  # (tokens without BOS, summed log-probability)
+    finished: list[tuple[list[int], float]] = []
+    score = lambda tokens, log_prob: log_prob / gnmt_length_penalty(len(tokens), length_penalty)  # noqa: E731
+    for step in range(max_len):
+        rows = []
+        for tokens, log_prob in beams:  # one hypothesis at a time, its whole prefix
+            prefix = torch.tensor([[BOS] + tokens], device=src.device)  # (1, t)
+            log_p = model.decode(prefix, memory, src_mask)[0, -1].float().log_softmax(dim=-1)  # (V,)
+            log_p[[PAD, BOS]] = float("-inf")  # never generated, as in the package
+            if step < min_len:
+                log_p[EOS] = float("-inf")
+            rows.append(log_prob + log_p)
+        top = torch.stack(rows).flatten().topk(2 * beam_size)  # the 2K best of the k · V expansions
+        vocab = rows[0].shape[0]
+        next_beams = []
+        for rank, (total, index) in enumerate(zip(top.values.tolist(), top.indices.tolist())):
+            origin, token = divmod(index, vocab)
+            tokens = beams[origin][0] + [token]
+            if token == EOS:
+                if rank < beam_size and math.isfinite(total):
+                    finished.append((tokens, total))
+            elif len(next_beams) < beam_size:
+                next_beams.append((tokens, total))
+        beams = next_beams
+        bound = max(total for _, total in beams) / gnmt_length_penalty(max_len, length_penalty)
+        done = bool(finished) and max(score(*h) for h in finished) >= bound
+        if step == max_len - 1:
+            finished += [b for b in beams if math.isfinite(b[1])]
+            done = True
+        if done:
+            break
+    best = max(finished, key=lambda h: score(*h))
+    return best[0], score(*best)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--d-model", type=int, default=256)
+    parser.add_argument("--d-model", type=int, default=128)
     parser.add_argument("--heads", type=int, default=4)
-    parser.add_argument("--layers", type=int, default=3)
-    parser.add_argument("--vocab", type=int, default=1000)
+    parser.add_argument("--layers", type=int, default=2)
+    parser.add_argument("--vocab", type=int, default=500)
     parser.add_argument("--batch", type=int, default=8, help="source sentences")
     parser.add_argument("--source-length", type=int, default=20)
-    parser.add_argument("--steps", type=int, default=100, help="new tokens for greedy decoding")
-    parser.add_argument("--beam-size", type=int, default=4)
+    parser.add_argument("--steps", default="100,400", help="new tokens for greedy decoding, comma-separated")
+    parser.add_argument("--beam-size", type=int, default=5)
     parser.add_argument("--beam-steps", type=int, default=40, help="new tokens for beam search")
+    parser.add_argument("--profile-d-model", type=int, default=512,
+                        help="d_model of the profiled model (heads 8, d_ff 4 · d_model, the other sizes as above)")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--threads", type=int, default=1,
                         help="torch.set_num_threads (default 1: on a shared CPU, more make timings erratic)")
+    parser.add_argument("--clock", choices=sorted(CLOCKS),
+                        help="wall or cpu time (see benchmarks/_timing.py); default cpu on a CPU, wall on a GPU")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     args = parser.parse_args()
+    steps = [int(s) for s in args.steps.split(",")]
 
     torch.set_num_threads(args.threads)
     device = torch.device(args.device)
-    config = te.TransformerConfig(
-        args.vocab, args.vocab, d_model=args.d_model, n_heads=args.heads, d_ff=4 * args.d_model,
-        n_layers=args.layers, max_len=max(args.steps, args.beam_steps, args.source_length) + 1,
-    )
-    torch.manual_seed(0)
-    model = te.Transformer(config).to(device).eval()
+    clock = args.clock or default_clock(device)
+
+    def make_model(d_model: int, heads: int) -> te.Transformer:
+        config = te.TransformerConfig(
+            args.vocab, args.vocab, d_model=d_model, n_heads=heads, d_ff=4 * d_model, n_layers=args.layers,
+            max_len=max(*steps, args.beam_steps, args.source_length),
+        )
+        torch.manual_seed(0)
+        return te.Transformer(config).to(device).eval()
+
+    model = make_model(args.d_model, args.heads)
     g = torch.Generator().manual_seed(0)
     src = torch.randint(4, args.vocab, (args.batch, args.source_length), generator=g)  # (B, S)
-    src[: args.batch // 2, -args.source_length // 4:] = 0  # half the sources padded
+    src[: args.batch // 2, -args.source_length // 4:] = PAD  # half the sources padded
     src = src.to(device)
+    rows = [row[row != PAD][None] for row in src]  # each source alone, without padding: (1, S_i)
 
-    greedy = dict(max_len=args.steps, min_len=args.steps, bos_id=BOS, eos_id=EOS)
-    beam = dict(max_len=args.beam_steps, min_len=args.beam_steps, bos_id=BOS, eos_id=EOS, beam_size=args.beam_size)
+    median: dict[str, float] = {}
+    ratios: dict[str, float] = {}
+    identical: dict[str, bool] = {}
+    for n in steps:
+        greedy = dict(max_len=n, min_len=n, bos_id=BOS, eos_id=EOS)
+        m, out = compare({
+            "cache": lambda: greedy_decode(model, src, **greedy),
+            "recompute": lambda: greedy_decode(model, src, use_cache=False, **greedy),
+        }, args.repeats, device, clock)
+        identical[f"greedy, {n} tokens"] = torch.equal(out["cache"], out["recompute"])
+        median |= {f"greedy {n}, {name}": t for name, t in m.items()}
+        ratios[f"greedy, {n} new tokens: recompute / cache"] = m["recompute"] / m["cache"]
+
+    beam = dict(max_len=args.beam_steps, min_len=args.beam_steps, beam_size=args.beam_size)
 
     def one_by_one():
-        results = [beam_search(model, row[row != 0][None], **beam) for row in src]
-        return torch.cat([tokens for tokens, _ in results]), torch.cat([scores for _, scores in results])
+        results = [beam_search(model, row, bos_id=BOS, eos_id=EOS, **beam) for row in rows]
+        return [tokens[0].tolist() for tokens, _ in results], [float(s) for _, s in results]
 
-    runs = {
-        "greedy, cache": lambda: greedy_decode(model, src, **greedy),
-        "greedy, no cache": lambda: greedy_decode(model, src, use_cache=False, **greedy),
-        "beam, batched, cache": lambda: beam_search(model, src, **beam),
-        "beam, one by one, cache": one_by_one,
-        "beam, batched, no cache": lambda: beam_search(model, src, use_cache=False, **beam),
-    }
-    for name in ("greedy, cache", "beam, batched, cache"):  # warm up: the first calls pay for allocations
-        runs[name]()
-    median, out = compare(runs, args.repeats, device)
-
-    identical = {
-        "greedy": torch.equal(out["greedy, cache"], out["greedy, no cache"]),
-        "beam batched vs one by one": torch.equal(out["beam, batched, cache"][0],
-                                                  out["beam, one by one, cache"][0]),
-        "beam cache vs no cache": torch.equal(out["beam, batched, cache"][0], out["beam, batched, no cache"][0]),
-    }
+    m, out = compare({
+        "batched": lambda: beam_search(model, src, bos_id=BOS, eos_id=EOS, **beam),
+        "one by one": one_by_one,
+        "plain": lambda: [plain_beam_search(model, row, **beam) for row in rows],
+    }, args.repeats, device, clock)
+    batched_tokens = [[t for t in row if t != PAD] for row in out["batched"][0].tolist()]
+    batched_scores = out["batched"][1].tolist()
+    identical["beam, batched vs one source at a time"] = batched_tokens == out["one by one"][0]
+    identical["beam, batched vs plain loop"] = (
+        batched_tokens == [tokens for tokens, _ in out["plain"]]
+        and all(math.isclose(a, b, abs_tol=1e-4) for a, b in zip(batched_scores, [s for _, s in out["plain"]]))
+    )
+    median |= {f"beam, {name}": t for name, t in m.items()}
+    ratios[f"beam K = {args.beam_size}, {args.beam_steps} tokens: plain loop, no cache / batched, cache"] = (
+        m["plain"] / m["batched"])
+    ratios[f"beam K = {args.beam_size}: one source at a time / all sources in one batch"] = (
+        m["one by one"] / m["batched"])
     if not all(identical.values()):
         raise SystemExit(f"outputs differ: {identical}")
-    ratios = {
-        f"greedy, no cache / cache ({args.steps} tokens)": median["greedy, no cache"] / median["greedy, cache"],
-        "beam, one by one / batched": median["beam, one by one, cache"] / median["beam, batched, cache"],
-        f"beam, no cache / cache ({args.beam_steps} tokens)": median["beam, batched, no cache"]
-        / median["beam, batched, cache"],
-    }
+
+    big = make_model(args.profile_d_model, 8)
+    n = steps[0]
+    report = profiling.profile_steps(
+        lambda: greedy_decode(big, src, max_len=n, min_len=n, bos_id=BOS, eos_id=EOS),
+        steps=n, repeats=args.repeats, device=device,
+    )
+    outside = report.categories[profiling.OUTSIDE]
+    ratios[f"cached greedy step at d_model {args.profile_d_model}: inside / outside PyTorch operators"] = (
+        report.ops_ms / max(outside, 1e-9))
+
+    setting = (f"d_model {args.d_model}, {args.heads} heads, d_ff {4 * args.d_model}, "
+               f"{args.layers}+{args.layers} layers, vocabulary {args.vocab}, batch {args.batch}, "
+               f"source length {args.source_length}, {torch.get_num_threads()} thread(s), {clock} time")
     result = {
         "name": "decoding",
-        "description": "speed-ups of the key/value cache and of batching all beams of all sources; "
-                       "above 1 means the cache (or batching) is faster; outputs identical",
+        "description": f"{setting}: speed-ups of the key/value cache and of batched beam search (above 1: "
+                       "the package is faster; outputs identical), and the profile of a cached step",
         "ratios": {name: round(r, 2) for name, r in ratios.items()},
         "details": {
             "device": torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu",
             "threads": torch.get_num_threads(),
-            "setting": f"d_model {args.d_model}, {args.heads} heads, {args.layers}+{args.layers} layers, "
-                       f"vocabulary {args.vocab}, batch {args.batch}, source length {args.source_length}, "
-                       f"beam size {args.beam_size}",
+            "clock": clock,
+            "setting": setting,
             "median_ms": {name: round(1000 * t, 1) for name, t in median.items()},
             "repeats": args.repeats,
             "outputs_identical": identical,
+            "profile": {"setting": f"d_model {args.profile_d_model}, 8 heads, otherwise as above, {n} tokens",
+                        "step_ms": round(report.step_ms, 3), "ops_share": round(report.ops_share, 3),
+                        "categories_ms": {k: round(v, 3) for k, v in report.categories.items()}},
         },
     }
     if args.json:
         print(json.dumps(result))
         return
-    print(f"decoding, {result['details']['setting']}, device {result['details']['device']}, "
-          f"{result['details']['threads']} threads")
+    print(f"decoding, {setting}, device {result['details']['device']}")
     for name, t in median.items():
-        print(f"  {name:26s} {1000 * t:9.1f} ms (median of {args.repeats})")
+        print(f"  {name:28s} {1000 * t:9.1f} ms (median of {args.repeats})")
     for name, r in ratios.items():
         print(f"  {name}: {r:.2f}x")
+    print(report.table(f"cached greedy step, d_model {args.profile_d_model}, 8 heads"))
 
 
 if __name__ == "__main__":

@@ -3,7 +3,8 @@
 Both models have the same sizes, embeddings, positional encoding and output
 layer; only the encoder/decoder differ. Steps (forward, loss, backward, Adam)
 alternate between the two models in one process, and the ratio of the
-medians is printed, so machine noise hits both sides alike.
+medians is printed, so machine noise hits both sides alike (CPU time on one
+thread by default on a CPU, see ``_timing.py``).
 
     python benchmarks/training_step.py            # the book's CPU setting
     python benchmarks/training_step.py --device cuda --d-model 512 --layers 6 --batch 64 --length 128
@@ -15,10 +16,9 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import statistics
-import time
 
 import torch
+from _timing import CLOCKS, compare, default_clock
 import torch.nn.functional as F
 from torch import nn
 
@@ -68,16 +68,6 @@ def make_step(model: nn.Module, src: torch.Tensor, tgt_in: torch.Tensor, tgt_out
     return step
 
 
-def timed(step, device: torch.device) -> float:
-    if device.type == "cuda":
-        torch.cuda.synchronize()
-    start = time.perf_counter()
-    step()
-    if device.type == "cuda":
-        torch.cuda.synchronize()
-    return time.perf_counter() - start
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--d-model", type=int, default=256)
@@ -88,10 +78,16 @@ def main() -> None:
     parser.add_argument("--vocab", type=int, default=1000)
     parser.add_argument("--repeats", type=int, default=20)
     parser.add_argument("--device", default="cpu")
+    parser.add_argument("--threads", type=int, default=1,
+                        help="torch.set_num_threads (default 1: on a shared CPU, more make timings erratic)")
+    parser.add_argument("--clock", choices=sorted(CLOCKS),
+                        help="wall or cpu time (see benchmarks/_timing.py); default cpu on a CPU, wall on a GPU")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     args = parser.parse_args()
 
+    torch.set_num_threads(args.threads)
     device = torch.device(args.device)
+    clock = args.clock or default_clock(device)
     config = te.TransformerConfig(
         args.vocab, args.vocab, d_model=args.d_model, n_heads=args.heads, d_ff=4 * args.d_model,
         n_layers=args.layers, max_len=max(512, args.length),
@@ -106,25 +102,21 @@ def main() -> None:
     src, tgt = src.to(device), tgt.to(device)
     steps = {"ours": make_step(ours, src, tgt[:, :-1], tgt[:, 1:]),
              "torch.nn.Transformer": make_step(theirs, src, tgt[:, :-1], tgt[:, 1:])}
-    for step in steps.values():  # warm up
-        for _ in range(3):
-            timed(step, device)
-    times: dict[str, list[float]] = {name: [] for name in steps}
-    for _ in range(args.repeats):  # interleaved, so drift affects both alike
-        for name, step in steps.items():
-            times[name].append(timed(step, device))
-    median = {name: statistics.median(t) for name, t in times.items()}
+    median, _ = compare(steps, args.repeats, device, clock, warmup=3)
     ratio = median["ours"] / median["torch.nn.Transformer"]
+    setting = (f"d_model {args.d_model}, {args.heads} heads, d_ff {4 * args.d_model}, {args.layers}+{args.layers} "
+               f"layers, vocabulary {args.vocab}, batch {args.batch}, length {args.length}, "
+               f"{torch.get_num_threads()} thread(s), {clock} time")
     result = {
         "name": "training_step",
-        "description": "a training step (forward, backward, Adam) of te.Transformer vs the same model on "
-                       "torch.nn.Transformer; below 1 means ours is faster",
+        "description": f"{setting}: a training step (forward, backward, Adam) of te.Transformer vs the same "
+                       "model on torch.nn.Transformer; below 1 means ours is faster",
         "ratios": {"ours / torch.nn.Transformer (training step)": round(ratio, 3)},
         "details": {
             "device": torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu",
             "threads": torch.get_num_threads(),
-            "setting": f"d_model {args.d_model}, {args.heads} heads, {args.layers}+{args.layers} layers, "
-                       f"batch {args.batch}, length {args.length}",
+            "clock": clock,
+            "setting": setting,
             "median_ms": {name: round(1000 * t, 2) for name, t in median.items()},
             "repeats": args.repeats,
         },

@@ -163,7 +163,7 @@ class ScriptedModel(Transformer):
             p[EOS], p[13] = 0.5, 0.3
         return p / p.sum()
 
-    def decode(self, tgt, memory, src_mask=None, tgt_mask=None, cache=None):
+    def _decode(self, tgt, memory, src_mask, tgt_mask, cache):  # the decoding loops' unchecked step
         if cache is not None:
             layer = cache.layers[0]
             layer["prefix"] = tgt if "prefix" not in layer else torch.cat([layer["prefix"], tgt], dim=1)
@@ -325,3 +325,74 @@ def test_eos_must_differ_from_the_ids_that_are_never_generated():
     model = te.Transformer(config)
     with pytest.raises(ValueError, match="eos_id = 3"):
         te.greedy_decode(model, torch.randint(4, 12, (1, 5)), max_len=4, bos_id=1, eos_id=3, unk_id=3)
+
+
+def _reads_and_ops(run):
+    """Times Python read a value out of a tensor while ``run`` ran, and the top-level operator calls."""
+    from torch.profiler import profile
+
+    with profile() as prof:
+        run()
+    events = prof.events()
+    return sum(e.name == "aten::_local_scalar_dense" for e in events), events
+
+
+def test_greedy_reads_the_device_only_every_few_steps(model, src):
+    from transformer_edu import decoding
+
+    for use_cache in (True, False):
+        reads = {steps: _reads_and_ops(lambda: greedy_decode(model, src, max_len=steps, min_len=steps,
+                                                             use_cache=use_cache, **IDS))[0]
+                 for steps in (24, 48)}
+        assert reads[48] - reads[24] == 24 // decoding._CHECK_EVERY  # "all done?" every few steps
+        assert reads[24] <= 4 + 24 // decoding._CHECK_EVERY + 2  # + the source's ids, checked at entry
+
+
+def test_beam_search_reads_the_device_once_per_step(model, src, monkeypatch):
+    tolist_calls = []
+    tolist = torch.Tensor.tolist
+    monkeypatch.setattr(torch.Tensor, "tolist", lambda t: tolist_calls.append(t.shape) or tolist(t))
+    reads, tables = {}, {}
+    for steps in (6, 12):
+        tolist_calls.clear()
+        reads[steps] = _reads_and_ops(lambda: beam_search(model, src, max_len=steps, min_len=steps, beam_size=3,
+                                                          **IDS))[0]
+        tables[steps] = len(tolist_calls)
+    assert reads[12] == reads[6]  # no .item() / bool() per step
+    assert tables[12] - tables[6] == 6  # one small table per step, read with .tolist()
+
+
+def test_each_cached_step_runs_without_checks_concatenation_or_masks(model, src):
+    counts = {}
+    for steps in (10, 30):
+        _, events = _reads_and_ops(lambda: greedy_decode(model, src, max_len=steps, min_len=steps, **IDS))
+        names = [e.name for e in events]
+        counts[steps] = {name: names.count(name) for name in ("aten::cat", "aten::min", "aten::tril", "aten::any")}
+    assert counts[10] == counts[30]  # stacked weights once per call, ids checked once, no mask per step
+    assert counts[30]["aten::tril"] == counts[30]["aten::any"] == 0
+
+
+def test_results_are_ordinary_tensors_and_the_model_is_left_as_it_was(model, src):
+    out = greedy_decode(model, src, max_len=5, **IDS)
+    tokens, scores = beam_search(model, src, max_len=5, beam_size=2, **IDS)
+    assert not out.is_inference() and not tokens.is_inference() and not scores.is_inference()
+    assert all(m._frozen is None for m in model.modules() if isinstance(m, te.MultiHeadAttention))
+    embedded = model.tgt_embed(out)  # usable in autograd, e.g. to train on the outputs
+    assert embedded.requires_grad
+
+
+def test_stacked_projections_are_built_once_and_dropped_after():
+    from transformer_edu.attention import stacked_projections
+
+    mha = te.MultiHeadAttention(16, 2).eval()
+    x = torch.randn(2, 3, 16)
+    expected = mha(x, x, x)[0]
+    with torch.no_grad(), stacked_projections(mha):
+        first = mha(x, x, x)[0]
+        weight = mha._frozen[3][0]
+        assert weight.shape == (48, 16)  # W_Q | W_K | W_V
+        second = mha(x, x, x)[0]
+        assert mha._frozen[3][0] is weight  # reused, not rebuilt
+    assert mha._frozen is None
+    torch.testing.assert_close(first, expected)
+    torch.testing.assert_close(second, expected)

@@ -16,7 +16,7 @@ from torch import Tensor, nn
 
 from . import _validate
 
-__all__ = ["scaled_dot_product_attention", "MultiHeadAttention", "record_attention"]
+__all__ = ["scaled_dot_product_attention", "MultiHeadAttention", "record_attention", "stacked_projections"]
 
 
 def scaled_dot_product_attention(
@@ -131,6 +131,7 @@ class MultiHeadAttention(nn.Module):
         self.w_o = nn.Linear(d_model, d_model, bias=bias)
         self.dropout = nn.Dropout(_validate.probability("dropout", dropout))
         self._recorder: tuple[dict[str, Tensor], str] | None = None
+        self._frozen: dict[int, tuple[Tensor, Tensor | None]] | None = None  # see stacked_projections
 
     def forward(
         self,
@@ -167,12 +168,25 @@ class MultiHeadAttention(nn.Module):
             raise ValueError(
                 f"key and value must have the same length, got {key.shape[1]} and {value.shape[1]}"
             )
+        self.check_mask(mask, query.shape[0], query.shape[1], key.shape[1])
         if query is key and key is value:  # self-attention: one matrix product for Q, K and V
             q, k, v = self.project_qkv(query)
         else:
             q = self.split_heads(self.w_q(query))
             k, v = self.project_kv(key, value)
-        return self.attend(q, k, v, mask, need_weights)
+        return self._attend(q, k, v, mask, need_weights)
+
+    def check_mask(self, mask: Tensor | None, batch: int, query_length: int, key_length: int,
+                   name: str = "mask") -> None:
+        """Check that a boolean mask fits the scores (B, H, Lq, Lk) of this layer; ``None`` passes."""
+        if mask is None:
+            return
+        _validate.mask(name, mask, (batch, self.n_heads, query_length, key_length))
+        if mask.dim() != 4:  # a (B, S) mask would silently line up B with the queries when B == S
+            raise ValueError(
+                f"{name} must be 4-D (B or 1, 1 or H, Lq or 1, Lk), got shape {tuple(mask.shape)}; "
+                "build it with padding_mask (B, 1, 1, S), causal_mask (1, 1, L, L) or target_mask (B, 1, T, T)"
+            )
 
     def _check_input(self, name: str, x: Tensor) -> None:
         _validate.float_tensor(name, x)
@@ -201,8 +215,8 @@ class MultiHeadAttention(nn.Module):
         Exposed so a decoder can cache the result (Chapter 8).
         """
         if key is value:  # cross-attention reads one memory: one product for K and V
-            k, v = self._project(key, (self.w_k, self.w_v))
-            return self.split_heads(k), self.split_heads(v)
+            k, v = self._project_heads(key, (self.w_k, self.w_v))
+            return k, v
         return self.split_heads(self.w_k(key)), self.split_heads(self.w_v(value))
 
     def project_qkv(self, x: Tensor) -> tuple[Tensor, Tensor, Tensor]:
@@ -211,13 +225,31 @@ class MultiHeadAttention(nn.Module):
         Computes x [W_Q | W_K | W_V] as one matrix product, which is faster
         than three and gives the same numbers up to rounding.
         """
-        q, k, v = self._project(x, (self.w_q, self.w_k, self.w_v))
-        return self.split_heads(q), self.split_heads(k), self.split_heads(v)
+        q, k, v = self._project_heads(x, (self.w_q, self.w_k, self.w_v))
+        return q, k, v
 
-    def _project(self, x: Tensor, linears: tuple[nn.Linear, ...]) -> tuple[Tensor, ...]:
-        weight = torch.cat([linear.weight for linear in linears])  # (n·D, D)
-        bias = None if linears[0].bias is None else torch.cat([linear.bias for linear in linears])
-        return F.linear(x, weight, bias).chunk(len(linears), dim=-1)  # n × (B, L, D)
+    def _project_heads(self, x: Tensor, linears: tuple[nn.Linear, ...]) -> tuple[Tensor, ...]:
+        """x [W_1 | … | W_n] as one matrix product, split into n projections of H heads each.
+
+        The same as ``split_heads(linear(x))`` for each of the n linears, in
+        three cheap view operations instead of 3n (it matters while decoding,
+        where every step pays for every operation).
+
+        Shape:
+            - x: (B, L, D)
+            - output: n × (B, H, L, d_k)
+        """
+        if self._frozen is not None:  # decoding: the stacked matrix is made once, not at every step
+            key = len(linears)  # 3: W_Q|W_K|W_V, 2: W_K|W_V
+            if key not in self._frozen:
+                self._frozen[key] = _stack(linears)
+            weight, bias = self._frozen[key]
+        else:
+            weight, bias = _stack(linears)
+        batch, length, _ = x.shape
+        y = F.linear(x, weight, bias)  # (B, L, n·D), the n projections side by side
+        y = y.view(batch, length, len(linears), self.n_heads, self.d_k)  # (B, L, n, H, d_k)
+        return y.permute(2, 0, 3, 1, 4).unbind(0)  # n × (B, H, L, d_k)
 
     def attend(
         self, q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, need_weights: bool = True
@@ -228,14 +260,13 @@ class MultiHeadAttention(nn.Module):
             - q: (B, H, Lq, d_k); k, v: (B, H, Lk, d_k)
             - output: (B, Lq, D); weights: (B, H, Lq, Lk) or ``None``
         """
-        scores_shape = (q.shape[0], self.n_heads, q.shape[2], k.shape[2])
-        if mask is not None:
-            _validate.mask("mask", mask, scores_shape)
-            if mask.dim() != 4:  # a (B, S) mask would silently line up B with the queries when B == S
-                raise ValueError(
-                    f"mask must be 4-D (B or 1, 1 or H, Lq or 1, Lk), got shape {tuple(mask.shape)}; "
-                    "build it with padding_mask (B, 1, 1, S), causal_mask (1, 1, L, L) or target_mask (B, 1, T, T)"
-                )
+        self.check_mask(mask, q.shape[0], q.shape[2], k.shape[2])
+        return self._attend(q, k, v, mask, need_weights)
+
+    def _attend(
+        self, q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, need_weights: bool
+    ) -> tuple[Tensor, Tensor | None]:
+        """:meth:`attend` without checking the mask (the caller has)."""
         p = self.dropout.p if self.training else 0.0
         if need_weights or self._recorder is not None:
             out, weights = scaled_dot_product_attention(q, k, v, mask)
@@ -250,20 +281,56 @@ class MultiHeadAttention(nn.Module):
         return self.w_o(self.merge_heads(out)), (weights if need_weights else None)
 
 
+def _stack(linears: tuple[nn.Linear, ...]) -> tuple[Tensor, Tensor | None]:
+    """The weights (and biases) of several projections stacked, for one matrix product."""
+    weight = torch.cat([linear.weight for linear in linears])  # (n·D, D)
+    bias = None if linears[0].bias is None else torch.cat([linear.bias for linear in linears])  # (n·D,)
+    return weight, bias
+
+
+# Since PyTorch 2.5 every backend of F.scaled_dot_product_attention answers a
+# query that may attend to no key with zeros, as our scaled_dot_product_attention
+# does (pytorch/pytorch#131863); before, it returned NaN.
+_KERNEL_ZEROES_BLOCKED_ROWS = torch.__version__ >= (2, 5)
+
+
 def _fused_attention(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, dropout_p: float) -> Tensor:
     """PyTorch's fused kernel, with fully blocked query rows answered by zeros.
 
-    The fused kernel may return NaN for a query that may attend to nothing, so
-    such rows are opened up for the kernel and zeroed afterwards, matching
-    :func:`scaled_dot_product_attention`.
+    On PyTorch < 2.5 the kernel returns NaN for a query that may attend to
+    nothing, so such rows are opened up for the kernel and zeroed afterwards.
+    That needs to know whether there are any (``bool(…)``, a host–device
+    synchronisation on a GPU), so newer versions skip it.
     """
-    if mask is None:
-        return F.scaled_dot_product_attention(q, k, v, dropout_p=dropout_p)
+    if mask is None or _KERNEL_ZEROES_BLOCKED_ROWS:
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p)
     has_key = mask.any(dim=-1, keepdim=True)  # (…, Lq, 1)
     if bool(has_key.all()):
         return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p)
     out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask | ~has_key, dropout_p=dropout_p)
     return out.masked_fill(~has_key, 0.0)
+
+
+@contextmanager
+def stacked_projections(model: nn.Module) -> Iterator[None]:
+    """Stack each attention layer's projection matrices once for the whole ``with`` block.
+
+    Self-attention computes x [W_Q | W_K | W_V] as one matrix product, and
+    cross-attention m [W_K | W_V]; in training the stacked matrix is rebuilt at
+    every call, as the weights change. While decoding they do not, and
+    rebuilding it at every step would copy every projection matrix once per
+    generated token. Inside the block, each :class:`MultiHeadAttention` of
+    ``model`` builds it at its first call and reuses it; do not change the
+    weights inside the block. Used by :mod:`transformer_edu.decoding`.
+    """
+    layers = [m for m in model.modules() if isinstance(m, MultiHeadAttention) and m._frozen is None]
+    for layer in layers:
+        layer._frozen = {}
+    try:
+        yield
+    finally:
+        for layer in layers:
+            layer._frozen = None
 
 
 @contextmanager

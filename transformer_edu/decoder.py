@@ -3,7 +3,6 @@ with a key/value cache for step-by-step decoding (Chapter 8)."""
 
 from __future__ import annotations
 
-import torch
 from torch import Tensor, nn
 
 from . import _validate
@@ -17,37 +16,124 @@ class KVCache:
     """Keys and values a decoder keeps between decoding steps.
 
     For every layer it holds the self-attention keys and values of all the
-    target positions decoded so far (one step appends one position), and the
+    target positions decoded so far (each step adds the new ones), and the
     cross-attention keys and values of the encoder's memory, computed once at
     the first step and reused afterwards. Without the cache, each step would
     recompute all of them for the whole prefix.
 
+    The self-attention keys and values live in buffers with room for
+    ``capacity`` positions, allocated at the first step; each step writes its
+    positions into them in place. (Growing them with ``torch.cat`` instead
+    would allocate new tensors and copy the whole prefix at every step, L²/2
+    position copies for L steps.) Without a ``capacity`` a full buffer is
+    replaced by one twice as long, so the copies add up to fewer than 2·L
+    positions. :meth:`reorder` (beam search) gathers the filled part in place.
+
     Attributes:
         layers: one dict per decoder layer with the tensors ``self_k``,
-            ``self_v`` of shape (B, H, t, d_k) and ``cross_k``, ``cross_v`` of
-            shape (B, H, S, d_k).
-        length: number of target positions t cached so far.
+            ``self_v`` of shape (B, H, t, d_k), the filled part of the
+            buffers, and ``cross_k``, ``cross_v`` of shape (B, H, S, d_k).
+        length: number of target positions t cached so far; the decoder adds
+            the new positions after its last layer.
+        capacity: the most positions the cache holds, or ``None`` to grow as
+            needed.
+
+    Args:
+        n_layers: number of decoder layers.
+        capacity: positions to make room for (e.g. the most tokens a
+            decoding loop will generate); ``None`` grows the buffers on demand.
 
     See Chapter 8.
     """
 
-    def __init__(self, n_layers: int) -> None:
+    def __init__(self, n_layers: int, capacity: int | None = None) -> None:
         _validate.positive_int("n_layers", n_layers)
+        if capacity is not None:
+            _validate.positive_int("capacity", capacity)
         self.layers: list[dict[str, Tensor]] = [{} for _ in range(n_layers)]
         self.length = 0
+        self.capacity = capacity
+        self._buffers: list[dict[str, Tensor]] = [{} for _ in range(n_layers)]  # (B, H, room, d_k) each
+
+    @property
+    def batch_size(self) -> int | None:
+        """Rows B of the cached tensors, or ``None`` while the cache is empty."""
+        for layer in self.layers:
+            for tensor in layer.values():
+                return tensor.shape[0]
+        return None
+
+    def check_room(self, new_positions: int) -> None:
+        """Raise if ``new_positions`` more positions would not fit in ``capacity``."""
+        if self.capacity is not None and self.length + new_positions > self.capacity:
+            raise ValueError(
+                f"the cache holds {self.length} positions and has capacity = {self.capacity}: "
+                f"{new_positions} more do not fit; create it with a larger capacity, e.g. "
+                f"model.new_cache({self.length + new_positions})"
+            )
+
+    def append(self, layer: int, k: Tensor, v: Tensor) -> tuple[Tensor, Tensor]:
+        """Write the new positions' keys and values after the cached ones; return all of them.
+
+        Args:
+            layer: index of the decoder layer.
+            k, v: the keys and values of the new positions.
+
+        Returns:
+            ``(keys, values)`` of the positions ``0 … length + T − 1``, views
+            of the buffers (no copy).
+
+        Shape:
+            - k, v: (B, H, T, d_k)
+            - keys, values: (B, H, length + T, d_k)
+        """
+        start, end = self.length, self.length + k.shape[2]
+        buffers, cache = self._buffers[layer], self.layers[layer]
+        if buffers and buffers["self_k"].shape[0] != k.shape[0]:
+            raise ValueError(
+                f"the cache holds {buffers['self_k'].shape[0]} rows but this step has batch size "
+                f"{k.shape[0]}; use one cache per batch (cache.reorder keeps or repeats rows)"
+            )
+        if not buffers or end > buffers["self_k"].shape[2]:
+            self.check_room(k.shape[2])
+            room = end if self.capacity is None else self.capacity
+            if buffers and self.capacity is None:
+                room = max(end, 2 * buffers["self_k"].shape[2])  # double: few copies in all
+            for name, new in (("self_k", k), ("self_v", v)):
+                buffer = new.new_empty(new.shape[0], new.shape[1], room, new.shape[3])  # (B, H, room, d_k)
+                if name in buffers:
+                    buffer[:, :, :start] = buffers[name][:, :, :start]
+                buffers[name] = buffer
+        buffers["self_k"][:, :, start:end] = k  # in place: the earlier positions stay where they are
+        buffers["self_v"][:, :, start:end] = v
+        cache["self_k"] = buffers["self_k"][:, :, :end]  # (B, H, t + T, d_k)
+        cache["self_v"] = buffers["self_v"][:, :, :end]
+        return cache["self_k"], cache["self_v"]
 
     def reorder(self, index: Tensor) -> None:
         """Keep the batch rows ``index`` (in that order), e.g. the surviving beams.
 
+        Every tensor of :attr:`layers` follows: the filled part of the
+        self-attention buffers is gathered and written back in place (into new
+        buffers when the number of rows changes); the others are gathered.
+
         Shape:
             - index: (B',) long, values in [0, B)
         """
-        for cache in self.layers:
+        for buffers, cache in zip(self._buffers, self.layers):
             for name, tensor in cache.items():
-                cache[name] = tensor.index_select(0, index)  # (B', H, ·, d_k)
+                if name not in buffers:
+                    cache[name] = tensor.index_select(0, index)  # (B', …)
+                    continue
+                kept = tensor.index_select(0, index)  # (B', H, t, d_k)
+                buffer = buffers[name]
+                if buffer.shape[0] != kept.shape[0]:
+                    buffer = buffers[name] = buffer.new_empty(kept.shape[0], *buffer.shape[1:])
+                buffer[:, :, : self.length] = kept
+                cache[name] = buffer[:, :, : self.length]  # (B', H, t, d_k)
 
     def __repr__(self) -> str:
-        return f"KVCache(n_layers={len(self.layers)}, length={self.length})"
+        return f"KVCache(n_layers={len(self.layers)}, length={self.length}, capacity={self.capacity})"
 
 
 class DecoderLayer(nn.Module):
@@ -69,7 +155,8 @@ class DecoderLayer(nn.Module):
         - memory: (B, S, D)
         - src_mask: ``True`` = may attend, broadcastable to (B, H, T, S), usually (B, 1, 1, S)
         - tgt_mask: ``True`` = may attend, broadcastable to (B, H, T, T), usually
-          (B, 1, T, T) from :func:`target_mask`; with a cache, (B, 1, T, t + T)
+          (B, 1, T, T) from :func:`target_mask`; with a cache holding t
+          positions, (B, 1, T, t + T), or ``None`` for one new position
         - output: (B, T, D)
 
     See Chapter 6.
@@ -96,47 +183,94 @@ class DecoderLayer(nn.Module):
         memory: Tensor,
         src_mask: Tensor | None = None,
         tgt_mask: Tensor | None = None,
-        cache: dict[str, Tensor] | None = None,
+        cache: KVCache | None = None,
+        layer: int = 0,
     ) -> Tensor:
-        """Run the layer; ``cache`` is this layer's dict of a :class:`KVCache`, or ``None``."""
-        self.self_attn._check_input("x", x)
-        self.cross_attn._check_input("memory", memory)
-        if x.shape[0] != memory.shape[0]:
-            raise ValueError(
-                f"x and memory must have the same batch size, got {x.shape[0]} and {memory.shape[0]}"
-            )
+        """Run the layer; with a ``cache``, ``x`` holds only the new positions.
+
+        ``layer`` is this layer's index in the cache. The caller advances
+        ``cache.length`` once the new positions went through every layer
+        (:class:`Decoder` does).
+        """
+        _check_inputs(self.self_attn, x, memory, src_mask, tgt_mask, cache)
+        if cache is not None and not (isinstance(layer, int) and 0 <= layer < len(cache.layers)):
+            raise ValueError(f"layer must be an index of the cache's {len(cache.layers)} layers, got {layer!r}")
+        return self._run(x, memory, src_mask, tgt_mask, cache, layer)
+
+    def _run(
+        self, x: Tensor, memory: Tensor, src_mask: Tensor | None, tgt_mask: Tensor | None,
+        cache: KVCache | None, layer: int,
+    ) -> Tensor:
+        """:meth:`forward` without the checks, for callers that made them once."""
+        # Dropout does nothing in eval mode; skipping the calls saves a little per decoding step,
+        # as do the unchecked _run of the norms and the feed-forward network (x was checked).
+        drop1, drop2, drop3 = (self.dropout1, self.dropout2, self.dropout3) if self.training else (_same,) * 3
+        norm1, norm2, norm3, feed_forward = self.norm1._run, self.norm2._run, self.norm3._run, self.feed_forward._run
         if self.norm_first:
-            x = x + self.dropout1(self._self_attend(self.norm1(x), tgt_mask, cache))
-            x = x + self.dropout2(self._cross_attend(self.norm2(x), memory, src_mask, cache))
-            x = x + self.dropout3(self.feed_forward(self.norm3(x)))
+            x = x + drop1(self._self_attend(norm1(x), tgt_mask, cache, layer))
+            x = x + drop2(self._cross_attend(norm2(x), memory, src_mask, cache, layer))
+            x = x + drop3(feed_forward(norm3(x)))
         else:
-            x = self.norm1(x + self.dropout1(self._self_attend(x, tgt_mask, cache)))
-            x = self.norm2(x + self.dropout2(self._cross_attend(x, memory, src_mask, cache)))
-            x = self.norm3(x + self.dropout3(self.feed_forward(x)))
+            x = norm1(x + drop1(self._self_attend(x, tgt_mask, cache, layer)))
+            x = norm2(x + drop2(self._cross_attend(x, memory, src_mask, cache, layer)))
+            x = norm3(x + drop3(feed_forward(x)))
         return x
 
-    def _self_attend(self, x: Tensor, mask: Tensor | None, cache: dict[str, Tensor] | None) -> Tensor:
+    def _self_attend(self, x: Tensor, mask: Tensor | None, cache: KVCache | None, layer: int) -> Tensor:
         attn = self.self_attn
         q, k, v = attn.project_qkv(x)  # (B, H, T, d_k) each
-        if cache is not None:
-            if "self_k" in cache:  # append this step's keys and values to the earlier ones
-                k = torch.cat([cache["self_k"], k], dim=2)  # (B, H, t + T, d_k)
-                v = torch.cat([cache["self_v"], v], dim=2)  # (B, H, t + T, d_k)
-            cache["self_k"], cache["self_v"] = k, v
-        return attn.attend(q, k, v, mask, need_weights=False)[0]
+        if cache is not None:  # the new positions attend to the cached ones and to themselves
+            k, v = cache.append(layer, k, v)  # (B, H, t + T, d_k)
+        return attn._attend(q, k, v, mask, need_weights=False)[0]
 
     def _cross_attend(
-        self, x: Tensor, memory: Tensor, mask: Tensor | None, cache: dict[str, Tensor] | None
+        self, x: Tensor, memory: Tensor, mask: Tensor | None, cache: KVCache | None, layer: int
     ) -> Tensor:
         attn = self.cross_attn
         q = attn.split_heads(attn.w_q(x))  # (B, H, T, d_k)
-        if cache is not None and "cross_k" in cache:  # the memory does not change between steps
-            k, v = cache["cross_k"], cache["cross_v"]
+        entries = None if cache is None else cache.layers[layer]
+        if entries is not None and "cross_k" in entries:  # the memory does not change between steps
+            k, v = entries["cross_k"], entries["cross_v"]
         else:
             k, v = attn.project_kv(memory, memory)  # (B, H, S, d_k) each
-            if cache is not None:
-                cache["cross_k"], cache["cross_v"] = k, v
-        return attn.attend(q, k, v, mask, need_weights=False)[0]
+            if entries is not None:  # stored contiguous: every later step reads them faster
+                k, v = entries["cross_k"], entries["cross_v"] = k.contiguous(), v.contiguous()
+        return attn._attend(q, k, v, mask, need_weights=False)[0]
+
+
+def _same(x: Tensor) -> Tensor:
+    return x
+
+
+def _check_inputs(
+    attn: MultiHeadAttention, x: Tensor | tuple[int, int], memory: Tensor, src_mask: Tensor | None,
+    tgt_mask: Tensor | None, cache: KVCache | None, name: str = "x",
+) -> None:
+    """The checks of a decoder's entry point; the layers then run unchecked.
+
+    ``x`` is the decoder's input, or only its (B, T) when the caller made it
+    (``Transformer.decode`` embeds ``tgt`` itself).
+    """
+    if isinstance(x, Tensor):
+        attn._check_input(name, x)
+    batch, steps = x.shape[:2] if isinstance(x, Tensor) else x
+    attn._check_input("memory", memory)
+    if batch != memory.shape[0]:
+        raise ValueError(f"{name} and memory must have the same batch size, got {batch} and {memory.shape[0]}")
+    cached = 0
+    if cache is not None:
+        if not isinstance(cache, KVCache):
+            raise TypeError(f"cache must be a KVCache, got {type(cache).__name__}")
+        rows = cache.batch_size
+        if rows is not None and rows != batch:
+            raise ValueError(
+                f"the cache holds {rows} rows but {name} has batch size {batch}; "
+                "use one cache per batch (cache.reorder keeps or repeats rows)"
+            )
+        cache.check_room(steps)
+        cached = cache.length
+    attn.check_mask(src_mask, batch, steps, memory.shape[1], "src_mask")
+    attn.check_mask(tgt_mask, batch, steps, cached + steps, "tgt_mask")
 
 
 class Decoder(nn.Module):
@@ -182,13 +316,31 @@ class Decoder(nn.Module):
         cache: KVCache | None = None,
     ) -> Tensor:
         """Run the stack. With a ``cache``, ``x`` holds only the new positions."""
-        if cache is not None and len(cache.layers) != len(self.layers):
+        self.check_inputs(x, memory, src_mask, tgt_mask, cache)
+        return self._run(x, memory, src_mask, tgt_mask, cache)
+
+    def check_inputs(
+        self, x: Tensor | tuple[int, int], memory: Tensor, src_mask: Tensor | None = None,
+        tgt_mask: Tensor | None = None, cache: KVCache | None = None, name: str = "x",
+    ) -> None:
+        """Raise a ``ValueError`` / ``TypeError`` naming what is wrong with :meth:`forward`'s arguments.
+
+        ``x`` may be given as its (B, T) only, by a caller that built it.
+        """
+        if isinstance(cache, KVCache) and len(cache.layers) != len(self.layers):
             raise ValueError(
                 f"cache has {len(cache.layers)} layers, the decoder has {len(self.layers)}; "
                 "create it with KVCache(n_layers)"
             )
+        _check_inputs(self.layers[0].self_attn, x, memory, src_mask, tgt_mask, cache, name)
+
+    def _run(
+        self, x: Tensor, memory: Tensor, src_mask: Tensor | None, tgt_mask: Tensor | None,
+        cache: KVCache | None,
+    ) -> Tensor:
+        """:meth:`forward` without the checks, for callers that made them once."""
         for i, layer in enumerate(self.layers):
-            x = layer(x, memory, src_mask, tgt_mask, None if cache is None else cache.layers[i])
+            x = layer._run(x, memory, src_mask, tgt_mask, cache, i)
         if cache is not None:
             cache.length += x.shape[1]
-        return x if self.norm is None else self.norm(x)
+        return x if self.norm is None else self.norm._run(x)

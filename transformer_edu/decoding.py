@@ -16,12 +16,22 @@ values of the earlier ones in a :class:`~transformer_edu.KVCache`;
 ``use_cache=False`` recomputes the whole prefix at every step instead, with
 the same result, only slower.
 
+Each step is kept lean (profile it with :mod:`transformer_edu.profiling`):
+the arguments are checked once, before the first step, and the steps call the
+unchecked :meth:`Transformer._decode`; they run in ``torch.inference_mode``
+with each attention layer's stacked projection matrix built once
+(:func:`~transformer_edu.attention.stacked_projections`); the cache is written
+in place; and greedy decoding and sampling read a value back from the device
+only every few steps (beam search, once per step), so a GPU is not made to
+wait for Python at every token.
+
 Shape legend: B sources, S source length, K beams, V target vocabulary size,
 L generated length (BOS not included). Masks: ``True`` = may attend.
 """
 
 from __future__ import annotations
 
+import math
 from contextlib import contextmanager
 from typing import Iterator, NamedTuple
 
@@ -29,6 +39,7 @@ import torch
 from torch import Tensor
 
 from . import _validate
+from .attention import stacked_projections
 from .decoder import KVCache
 from .masks import causal_mask, padding_mask
 from .model import Transformer
@@ -97,11 +108,16 @@ def gnmt_length_penalty(length: int | Tensor, alpha: float) -> float | Tensor:
 
 @contextmanager
 def _inference(model: Transformer) -> Iterator[None]:
-    """Dropout off and no autograd while decoding; the model's mode is restored after."""
+    """Dropout off, no autograd and stacked projections while decoding; the model's mode is restored after.
+
+    ``torch.inference_mode`` is ``torch.no_grad`` that also skips autograd's
+    bookkeeping of versions and views, a few microseconds per operation.
+    Tensors made inside can never enter autograd, so results leave as copies.
+    """
     was_training = model.training
     model.eval()
     try:
-        with torch.no_grad():
+        with torch.inference_mode(), stacked_projections(model):
             yield
     finally:
         model.train(was_training)
@@ -161,19 +177,35 @@ def _prepare(
     return src_mask, pad_id, sorted(never)
 
 
-def _last_logits(
-    model: Transformer, tokens: Tensor, memory: Tensor, src_mask: Tensor, cache: KVCache | None
+def _forbidden_ids(never: list[int], eos_id: int, vocab_size: int, device: torch.device) -> tuple[Tensor, Tensor]:
+    """Masks of the ids that get a log-probability of −∞: always, and before ``min_len`` (EOS too).
+
+    Shape:
+        - both: (V,) bool
+    """
+    forbidden = torch.zeros(vocab_size, dtype=torch.bool, device=device)  # (V,)
+    forbidden[never] = True
+    early = forbidden.clone()
+    early[eos_id] = True
+    return forbidden, early
+
+
+def _next_logits(
+    model: Transformer, tokens: Tensor, memory: Tensor, src_mask: Tensor, cache: KVCache | None,
+    causal: Tensor | None,
 ) -> Tensor:
     """Logits for the position after ``tokens`` (N, t): (N, V).
 
-    With a cache only the newest token goes through the decoder; without one,
-    the whole prefix does, under a causal mask.
+    With a cache only the newest token goes through the decoder, which needs
+    no mask; without one, the whole prefix does, under the causal mask
+    ``causal`` (1, 1, ≥ t, ≥ t) cut to size. The arguments were checked once,
+    before the first step, so the unchecked :meth:`Transformer._decode` runs.
     """
     if cache is not None:
-        logits = model.decode(tokens[:, -1:], memory, src_mask, cache=cache)  # (N, 1, V)
+        logits = model._decode(tokens[:, -1:], memory, src_mask, None, cache)  # (N, 1, V)
     else:
-        tgt_mask = causal_mask(tokens.shape[1], tokens.device)  # (1, 1, t, t)
-        logits = model.decode(tokens, memory, src_mask, tgt_mask)  # (N, t, V)
+        t = tokens.shape[1]
+        logits = model._decode(tokens, memory, src_mask, causal[:, :, :t, :t], None)  # (N, t, V)
     return logits[:, -1].float()  # (N, V)
 
 
@@ -181,25 +213,37 @@ def _last_logits(
 # Greedy decoding and sampling
 # --------------------------------------------------------------------------
 
+# Reading a value out of a tensor from Python (``bool(done.all())``) makes the
+# host wait until the device has computed it; on a GPU that stalls the queue of
+# kernels. So the loop asks whether every sentence has ended only every few
+# steps; the extra steps write padding, which is cut off at the end.
+_CHECK_EVERY = 8
+
 
 def _generate(model, src, pick, *, max_len, bos_id, eos_id, pad_id, unk_id, src_mask, min_len, use_cache) -> Tensor:
     src_mask, pad_id, never = _prepare(model, src, src_mask, max_len, min_len, bos_id, eos_id, pad_id, unk_id)
+    batch, device = src.shape[0], src.device
+    forbidden, forbidden_early = _forbidden_ids(never, eos_id, model.config.tgt_vocab_size, device)
     with _inference(model):
         memory = model.encode(src, src_mask)  # (B, S, D)
-        tokens = torch.full((src.shape[0], 1), bos_id, dtype=torch.long, device=src.device)  # (B, 1)
-        done = torch.zeros(src.shape[0], dtype=torch.bool, device=src.device)  # (B,)
-        cache = model.new_cache() if use_cache else None
+        tokens = torch.full((batch, max_len + 1), pad_id, dtype=torch.long, device=device)  # (B, 1 + max_len)
+        tokens[:, 0] = bos_id
+        done = torch.zeros(batch, dtype=torch.bool, device=device)  # (B,)
+        cache = model.new_cache(max_len) if use_cache else None
+        causal = None if use_cache else causal_mask(max_len, device)  # (1, 1, max_len, max_len), cut each step
         for step in range(max_len):
-            logits = _last_logits(model, tokens, memory, src_mask, cache)  # (B, V)
-            logits[:, never] = float("-inf")
-            if step < min_len:
-                logits[:, eos_id] = float("-inf")
+            logits = _next_logits(model, tokens[:, : step + 1], memory, src_mask, cache, causal)  # (B, V)
+            logits = logits.masked_fill(forbidden_early if step < min_len else forbidden, float("-inf"))
             next_token = pick(logits).masked_fill(done, pad_id)  # (B,)
-            tokens = torch.cat([tokens, next_token[:, None]], dim=1)  # (B, t + 1)
+            tokens[:, step + 1] = next_token
             done |= next_token == eos_id
-            if bool(done.all()):
+            if (step + 1) % _CHECK_EVERY == 0 and bool(done.all()):
                 break
-    return tokens[:, 1:]  # (B, L), BOS dropped
+        generated = tokens[:, 1 : step + 2]  # (B, L'), BOS dropped
+        if bool(done.all()):  # end where the last sentence ended
+            last_eos = (generated == eos_id).int().argmax(dim=1)  # (B,) each row's first EOS
+            generated = generated[:, : int(last_eos.max()) + 1]  # (B, L)
+    return generated.clone()  # an ordinary tensor, made outside inference mode
 
 
 def greedy_decode(
@@ -284,13 +328,23 @@ def _beam_search(
     length_penalty: float, pad_id: int | None, src_mask: Tensor | None, min_len: int, use_cache: bool,
     unk_id: int | None = None, trace: list[BeamStep] | None = None,
 ) -> list[list[Hypothesis]]:
-    """All beams of all sources in one batch of B·K rows; returns each source's hypotheses, best first."""
+    """All beams of all sources in one batch of B·K rows; returns each source's hypotheses, best first.
+
+    The device picks each step's 2K best expansions and the K that live on;
+    the host keeps the prefixes and the finished hypotheses as Python lists
+    and applies the stopping rule. One transfer per step brings it the small
+    table it needs, (n, 5K) numbers: beam search reads the device once per
+    step (greedy decoding, every few steps).
+    """
     src_mask, _, never = _prepare(model, src, src_mask, max_len, min_len, bos_id, eos_id, pad_id, unk_id)
     _validate.positive_int("beam_size", beam_size)
     if isinstance(length_penalty, bool) or not isinstance(length_penalty, (int, float)) or length_penalty < 0:
         raise ValueError(f"length_penalty must be a number ≥ 0 (the α of GNMT), got {length_penalty!r}")
     K, V = beam_size, model.config.tgt_vocab_size
+    W = min(2 * K, K * V)  # expansions considered per source and step
     device = src.device
+    forbidden, forbidden_early = _forbidden_ids(never, eos_id, V, device)
+    lp_max = gnmt_length_penalty(max_len, length_penalty)  # the largest penalty a live beam can reach
     finished: list[list[Hypothesis]] = [[] for _ in range(src.shape[0])]
 
     def finish(source: int, tokens: list[int], log_prob: float, done: bool) -> None:
@@ -302,64 +356,69 @@ def _beam_search(
         memory = memory.repeat_interleave(K, dim=0)  # (B·K, S, D): source 0's K rows, then source 1's, …
         src_mask = src_mask.repeat_interleave(K, dim=0)  # (B·K, 1, 1, S)
         active = list(range(src.shape[0]))  # sources still searching, n = len(active)
-        tokens = torch.full((len(active) * K, 1), bos_id, dtype=torch.long, device=device)  # (n·K, 1)
+        prefixes: list[list[int]] = [[] for _ in range(len(active) * K)]  # row i·K + k: beam k of source i
+        tokens = torch.full((len(active) * K, max_len + 1), bos_id, dtype=torch.long, device=device)
+        # (n·K, 1 + max_len): BOS, then each beam's tokens; the device's copy of prefixes
         log_probs = torch.zeros(len(active), K, device=device)  # (n, K)
         log_probs[:, 1:] = float("-inf")  # at first the K beams are equal: expand only one
-        cache = model.new_cache() if use_cache else None
-        rank = torch.arange(2 * K, device=device)  # (2K,)
+        cache = model.new_cache(max_len) if use_cache else None
+        causal = None if use_cache else causal_mask(max_len, device)  # (1, 1, max_len, max_len)
+        rank = torch.arange(W, device=device)  # (W,)
         for step in range(max_len):
             n = len(active)
-            step_lp = _last_logits(model, tokens, memory, src_mask, cache).log_softmax(dim=-1)  # (n·K, V)
-            step_lp[:, never] = float("-inf")
-            if step < min_len:
-                step_lp[:, eos_id] = float("-inf")
+            step_lp = _next_logits(model, tokens[:, : step + 1], memory, src_mask, cache, causal)  # (n·K, V)
+            step_lp = step_lp.log_softmax(dim=-1).masked_fill(forbidden_early if step < min_len else forbidden,
+                                                              float("-inf"))
             expanded = (log_probs.view(n * K, 1) + step_lp).view(n, K * V)  # (n, K·V)
-            top_lp, top_index = expanded.topk(min(2 * K, K * V), dim=-1)  # (n, 2K), best first
-            origin, token = top_index // V, top_index % V  # (n, 2K): which beam, which next token
-            is_eos = token == eos_id
-            # A hypothesis ends when EOS is among the K best expansions; the K best
-            # other expansions stay alive (there are ≥ K: each beam has one EOS).
-            ends = is_eos & (rank[: top_lp.shape[1]] < K) & top_lp.isfinite()  # (n, 2K)
-            keep = (is_eos.long() * 2 * K + rank[: top_lp.shape[1]]).argsort(dim=-1)[:, :K]  # (n, K)
-            prefixes = tokens[:, 1:].view(n, K, -1)  # (n, K, t), BOS dropped
-            for i, j in ends.nonzero().tolist():
-                finish(active[i], prefixes[i, origin[i, j]].tolist() + [eos_id], float(top_lp[i, j]), True)
-            if trace is not None:
-                status = ["dropped"] * top_lp.shape[1]
-                for j in keep[0].tolist():
-                    status[j] = "kept"
-                for j in ends[0].nonzero().flatten().tolist():
-                    status[j] = "finished"
-                trace.append(BeamStep(step, [
-                    BeamCandidate(tuple(prefixes[0, origin[0, j]].tolist() + [int(token[0, j])]),
-                                  float(top_lp[0, j]), status[j])
-                    for j in range(top_lp.shape[1]) if bool(top_lp[0, j].isfinite())
-                ]))
+            top_lp, top_index = expanded.topk(W, dim=-1)  # (n, W), best first
+            origin, token = top_index // V, top_index % V  # (n, W): which beam, which next token
+            # The K best expansions that do not end with EOS live on (there are ≥ K:
+            # each beam has one EOS); an EOS among the K best ends a hypothesis.
+            keep = ((token == eos_id).long() * 2 * W + rank).argsort(dim=-1)[:, :K]  # (n, K)
             log_probs = top_lp.gather(1, keep)  # (n, K)
             rows = torch.arange(n, device=device)[:, None] * K + origin.gather(1, keep)  # (n, K) old rows
-            new_tokens = token.gather(1, keep).view(n * K, 1)  # (n·K, 1)
-            tokens = torch.cat([tokens[rows.flatten()], new_tokens], dim=1)  # (n·K, t + 1)
-            # Log-probabilities only fall as a beam grows and lp(|Y|) ≤ lp(max_len), so no
-            # live beam can score above log_prob / lp(max_len): once the best finished
-            # hypothesis reaches that bound, the source is done.
-            bound = log_probs.max(dim=1).values / gnmt_length_penalty(max_len, length_penalty)  # (n,)
-            searching = [not finished[b] or max(h.score for h in finished[b]) < float(bound[i])
-                         for i, b in enumerate(active)]
-            if step == max_len - 1:  # out of steps: the live beams compete as unfinished hypotheses
-                searching = [False] * n
-                for i, b in enumerate(active):
-                    for k in range(K):
-                        if bool(log_probs[i, k].isfinite()):
-                            finish(b, tokens[i * K + k, 1:].tolist(), float(log_probs[i, k]), False)
+            new_tokens = token.gather(1, keep)  # (n, K)
+            table = torch.cat([top_lp, token, origin, keep], dim=1).tolist()  # (n, 3W + K): the one read per step
+
+            next_prefixes, searching = [], []
+            for i, b in enumerate(active):
+                lps, toks = table[i][:W], [int(x) for x in table[i][W: 2 * W]]
+                parents = [prefixes[i * K + int(x)] for x in table[i][2 * W: 3 * W]]
+                kept = [int(x) for x in table[i][3 * W:]]
+                ends = [j for j in range(min(K, W)) if toks[j] == eos_id and math.isfinite(lps[j])]
+                for j in ends:
+                    finish(b, parents[j] + [eos_id], lps[j], True)
+                if trace is not None and i == 0:
+                    status = ["dropped"] * W
+                    for j in kept:
+                        status[j] = "kept"
+                    for j in ends:
+                        status[j] = "finished"
+                    trace.append(BeamStep(step, [BeamCandidate(tuple(parents[j] + [toks[j]]), lps[j], status[j])
+                                                 for j in range(W) if math.isfinite(lps[j])]))
+                next_prefixes += [parents[j] + [toks[j]] for j in kept]
+                # Log-probabilities only fall as a beam grows and lp(|Y|) ≤ lp(max_len), so no
+                # live beam can score above log_prob / lp(max_len): once the best finished
+                # hypothesis reaches that bound, the source is done.
+                bound = max(lps[j] for j in kept) / lp_max
+                searching.append(not finished[b] or max(h.score for h in finished[b]) < bound)
+                if step == max_len - 1:  # out of steps: the live beams compete as unfinished hypotheses
+                    searching[-1] = False
+                    for j in kept:
+                        if math.isfinite(lps[j]):
+                            finish(b, parents[j] + [toks[j]], lps[j], False)
+            prefixes = next_prefixes
             if not any(searching):
                 break
             if not all(searching):  # drop the rows of the sources that are done
-                still = torch.tensor(searching, device=device)  # (n,)
+                still = torch.tensor([i for i, s in enumerate(searching) if s], device=device)  # (n',)
                 active = [b for b, s in zip(active, searching) if s]
-                rows, log_probs = rows[still], log_probs[still]  # (n', K)
-                tokens = tokens.view(n, K, -1)[still].flatten(0, 1)  # (n'·K, t+1)
+                prefixes = [p for i, s in enumerate(searching) if s for p in prefixes[i * K: (i + 1) * K]]
+                rows, log_probs, new_tokens = rows[still], log_probs[still], new_tokens[still]  # (n', K)
                 memory = memory.view(n, K, *memory.shape[1:])[still].flatten(0, 1)  # (n'·K, S, D)
                 src_mask = src_mask.view(n, K, *src_mask.shape[1:])[still].flatten(0, 1)  # (n'·K, 1, 1, S)
+            tokens = tokens.index_select(0, rows.flatten())  # (n'·K, 1 + max_len): each beam's prefix
+            tokens[:, step + 1] = new_tokens.flatten()
             if cache is not None:
                 cache.reorder(rows.flatten())  # each kept beam takes the keys and values of its origin
     return [sorted(h, key=lambda h: -h.score)[:K] for h in finished]

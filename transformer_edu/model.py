@@ -197,23 +197,61 @@ class Transformer(nn.Module):
         only the new positions, which continue the ``cache.length`` positions
         decoded so far; the default mask then lets each new position see all
         cached positions and the new ones up to itself.
+
+        Every argument is checked here; the decoding loops of
+        :mod:`~transformer_edu.decoding` check theirs once, before the first
+        step, and then call :meth:`_decode`, which skips the checks.
         """
         tgt = self._check_tokens("tgt", tgt, self.config.tgt_vocab_size)
-        offset = 0 if cache is None else cache.length
+        if cache is not None and not isinstance(cache, KVCache):
+            raise TypeError(f"cache must be a KVCache (see new_cache), got {type(cache).__name__}")
         if tgt_mask is None:
-            if cache is None:
-                tgt_mask = target_mask(tgt, self.config.pad_id)  # (B, 1, T, T)
-            elif tgt.shape[1] > 1:
-                steps = tgt.shape[1]
-                tgt_mask = torch.ones(steps, offset + steps, dtype=torch.bool, device=tgt.device)
-                tgt_mask = tgt_mask.tril(diagonal=offset)[None, None]  # (1, 1, T, t + T)
-        x = self.positional(self.tgt_embed(tgt) * self.embed_scale, offset=offset)  # (B, T, D)
-        x = self.decoder(x, memory, src_mask, tgt_mask, cache)
-        return self.generator(x)  # (B, T, V)
+            tgt_mask = self._default_tgt_mask(tgt, cache)
+        self.decoder.check_inputs(tuple(tgt.shape), memory, src_mask, tgt_mask, cache, name="tgt")
+        return self._decode(tgt, memory, src_mask, tgt_mask, cache)
 
-    def new_cache(self) -> KVCache:
-        """An empty key/value cache for :meth:`decode` (Chapter 8)."""
-        return KVCache(len(self.decoder.layers))
+    def _decode(
+        self, tgt: Tensor, memory: Tensor, src_mask: Tensor | None, tgt_mask: Tensor | None,
+        cache: KVCache | None,
+    ) -> Tensor:
+        """:meth:`decode` without the argument checks, for a loop that made them once.
+
+        ``tgt_mask`` is used as given: ``None`` is right for one new position
+        with a cache (it may see every cached position and itself).
+        """
+        x = self._embed_target(tgt, cache)  # (B, T, D)
+        return self.generator(self.decoder._run(x, memory, src_mask, tgt_mask, cache))  # (B, T, V)
+
+    def _embed_target(self, tgt: Tensor, cache: KVCache | None) -> Tensor:
+        offset = 0 if cache is None else cache.length  # the new positions continue the cached ones
+        return self.positional(self.tgt_embed(tgt) * self.embed_scale, offset=offset)  # (B, T, D)
+
+    def _default_tgt_mask(self, tgt: Tensor, cache: KVCache | None) -> Tensor | None:
+        if cache is None:
+            return target_mask(tgt, self.config.pad_id)  # (B, 1, T, T)
+        if tgt.shape[1] == 1:
+            return None  # one new position may see all cached positions and itself
+        steps, offset = tgt.shape[1], cache.length
+        allowed = torch.ones(steps, offset + steps, dtype=torch.bool, device=tgt.device)
+        return allowed.tril(diagonal=offset)[None, None]  # (1, 1, T, t + T)
+
+    def new_cache(self, capacity: int | None = None) -> KVCache:
+        """An empty key/value cache for :meth:`decode` (Chapter 8).
+
+        Args:
+            capacity: the most target positions it will hold, at most
+                ``config.max_len`` (the positional encoding covers no more);
+                its buffers are then allocated once. ``None`` grows them as
+                needed.
+        """
+        if capacity is not None:
+            _validate.positive_int("capacity", capacity)
+            if capacity > self.config.max_len:
+                raise ValueError(
+                    f"capacity = {capacity} exceeds the model's max_len = {self.config.max_len} "
+                    "positions: the positional encoding covers no more"
+                )
+        return KVCache(len(self.decoder.layers), capacity)
 
     def _check_tokens(self, name: str, tokens: Tensor, vocab_size: int) -> Tensor:
         return _validate.token_ids(name, tokens, vocab_size, self.config.max_len)

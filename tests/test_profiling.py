@@ -1,0 +1,60 @@
+"""The profiling helper of Chapter 8 (transformer_edu.profiling)."""
+
+import pytest
+import torch
+
+import transformer_edu as te
+from transformer_edu import profiling
+
+pytestmark = pytest.mark.usefixtures("one_thread")
+
+
+def test_a_matrix_product_lands_in_its_category():
+    a, b = torch.randn(512, 512), torch.randn(512, 512)  # milliseconds each: the profiler's own start is small beside it
+    report = profiling.profile_steps(lambda: [a @ b for _ in range(4)], steps=4, repeats=3)
+    assert list(report.categories) == [*profiling.CATEGORIES, profiling.OUTSIDE]
+    assert all(ms >= 0 for ms in report.categories.values())
+    assert sum(report.categories.values()) == pytest.approx(report.step_ms, rel=1e-6)
+    assert report.categories["matrix products"] == max(report.categories.values())
+    assert report.ops_per_step == pytest.approx(1.0)
+    assert report.top_ops[0][0] == "aten::matmul" and report.top_ops[0][2] == pytest.approx(1.0)
+    assert 0.0 < report.ops_share <= 1.0 and report.reads_per_step == 0
+
+
+def test_python_work_lands_outside_and_reads_are_counted():
+    x = torch.ones(3)
+
+    def run():
+        total = 0
+        for i in range(20_000):  # pure Python: no operator at all
+            total += i
+        return [bool(x.sum() > 0) for _ in range(2)]  # two reads of a tensor's value
+
+    report = profiling.profile_steps(run, steps=2, repeats=3)
+    assert report.reads_per_step == 1
+    assert report.categories[profiling.OUTSIDE] > report.ops_ms  # the loop is outside PyTorch's operators
+
+
+def test_decoding_profile_and_table():
+    torch.manual_seed(0)
+    config = te.TransformerConfig(40, 40, d_model=32, n_heads=4, d_ff=64, n_layers=2, max_len=32)
+    model = te.Transformer(config).eval()
+    src = torch.randint(3, 40, (4, 7))
+    run = lambda: te.greedy_decode(model, src, max_len=16, min_len=16, bos_id=1, eos_id=2)  # noqa: E731
+    report = profiling.profile_steps(run, steps=16, repeats=2, n_top=4)
+    assert len(report.top_ops) == 4
+    assert report.categories["attention kernel"] > 0 and report.categories["matrix products"] > 0
+    assert report.reads_per_step < 1  # greedy decoding does not read the device at every step
+    lines = report.table("cached greedy").splitlines()
+    assert lines[0].startswith("cached greedy: ") and len(lines) == 1 + 5 + 1 + 4
+    assert max(len(line) for line in lines) <= 80
+
+
+@pytest.mark.parametrize("bad, error", [
+    (dict(steps=0), ValueError), (dict(repeats=1.5), ValueError), (dict(warmup=-1), ValueError),
+    (dict(run=3), TypeError),
+])
+def test_bad_arguments(bad, error):
+    arguments = dict(run=lambda: None, steps=1) | bad
+    with pytest.raises(error, match=next(iter(bad))):
+        profiling.profile_steps(**arguments)
