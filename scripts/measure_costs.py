@@ -6,6 +6,7 @@ Usage (from the repository root)::
     python scripts/measure_costs.py --device cpu    # CPU only, even where a GPU exists
     python scripts/measure_costs.py --device all    # CPU, then CUDA when a GPU is present
     python scripts/measure_costs.py --render-only   # rewrite book/costs.md from the JSON
+    python scripts/measure_costs.py --live-translator  # time Chapter 8's live translator in Chromium
 
 Every run of a device replaces the earlier results of that device in
 ``book/_data/costs.json`` and keeps the others, so CPU and GPU numbers may come
@@ -21,6 +22,13 @@ What is measured
   hidden from the kernel (``CUDA_VISIBLE_DEVICES=""``).
 * Each benchmark script ``benchmarks/*.py`` (files starting with ``_`` are
   skipped), with the repository on ``PYTHONPATH``, under the contract below.
+* With ``--live-translator`` (instead of the chapters and benchmarks): the
+  live translator of Chapter 8 in headless Chromium, by its browser tests
+  (``tests/test_live_translator.py``, which build the book, serve it on
+  localhost and write ``artifacts/live_translator.json``): the page's weight
+  before the demo starts, the bytes of ONNX Runtime Web and of the model, the
+  time to the first translation and the time per sentence. Stored under the
+  key ``live_translator`` of the JSON.
 
 The benchmark contract
 ----------------------
@@ -58,6 +66,9 @@ NOTEBOOK_TIMEOUT_S = 1800
 CELL_TIMEOUT_S = 900
 BENCHMARK_TIMEOUT_S = 900
 DEVICE_NAMES = {"cpu": "CPU", "cuda": "GPU (CUDA)"}
+LIVE_TRANSLATOR_TESTS = ["tests/test_live_translator.py", "-k", "stays_light or translations_equal"]
+LIVE_TRANSLATOR_JSON = REPO_ROOT / "artifacts" / "live_translator.json"
+LIVE_TRANSLATOR_TIMEOUT_S = 1800
 
 
 # --------------------------------------------------------------------------- #
@@ -94,6 +105,41 @@ def _machine_line(run: dict) -> str:
     )
 
 
+def _megabytes(value: int) -> str:
+    return f"{value / 1e6:.2f} MB" if value >= 1e6 else f"{value / 1e3:.0f} kB"
+
+
+def _live_translator_lines(data: dict) -> list[str]:
+    """The section on Chapter 8's live translator, when ``data`` has its measurement."""
+    live = data.get("live_translator")
+    if not live:
+        return []
+    machine = live["machine"]
+    gzip = live.get("runtime_gzip_bytes")
+    runtime = _megabytes(live["runtime_bytes"]) + (f" ({_megabytes(gzip)} gzipped)" if gzip else "")
+    return [
+        "## The live translator in the browser",
+        "",
+        "The live translator of {doc}`/notebooks/08_beam_search` runs the trained",
+        "model in the reader's browser with ONNX Runtime Web (WebAssembly, one",
+        f"thread). Measured on {live['date']} in headless {live['browser']} on",
+        f"{machine['cpu']} ({machine['cpu_count']} logical cores), the book served",
+        "from localhost, by `tests/test_live_translator.py`.",
+        "",
+        "| What | Measured |",
+        "| --- | ---: |",
+        f"| Chapter 8's page before the demo starts (all it transfers) | {_megabytes(live['page_bytes_before_start'])} |",
+        f"| of which the demo's own script and stylesheet | {_megabytes(live['demo_script_and_css_bytes'])} |",
+        f"| ONNX Runtime Web {live['onnxruntime_web']} (JavaScript and WebAssembly), fetched by the first translation | {runtime} |",
+        f"| the model (`encoder.onnx`, `decoder.onnx`, `vocab.json`), fetched by the first translation | {_megabytes(live['model_bytes'])} |",
+        f"| time to the first translation (click to English, loading included) | {_seconds(live['first_translation_s_wall'])} |",
+        f"| of which loading the runtime and the model | {_seconds(live['runtime_and_model_load_s'])} |",
+        f"| each further sentence, greedy decoding and the attention maps (median of {live['sentences'] - 1}) | {live['per_sentence_ms_median']:.0f} ms |",
+        f"| the slowest of them | {live['per_sentence_ms_max']:.0f} ms |",
+        "",
+    ]
+
+
 def render_markdown(data: dict) -> str:
     """Return the text of ``book/costs.md`` for the measurements in ``data``."""
     runs = _runs_in_order(data)
@@ -115,7 +161,7 @@ def render_markdown(data: dict) -> str:
     ]
     if not runs:
         lines += ["Nothing has been measured yet.", ""]
-        return "\n".join(lines)
+        return "\n".join(lines + _live_translator_lines(data))
 
     lines += ["## Machines", ""]
     lines += [_machine_line(run) for run in runs]
@@ -160,7 +206,7 @@ def render_markdown(data: dict) -> str:
     lines += ["## Benchmarks", ""]
     if not benchmarks:
         lines += ["No benchmark was measured.", ""]
-        return "\n".join(lines)
+        return "\n".join(lines + _live_translator_lines(data))
     header = "| Benchmark | Ratio | " + " | ".join(DEVICE_NAMES[d] for d in devices) + " |"
     rule = "| --- | --- | " + " | ".join("---:" for _ in devices) + " |"
     lines += header.splitlines() + [rule]
@@ -185,7 +231,7 @@ def render_markdown(data: dict) -> str:
                     cells.append(_ratio(found[0]["ratios"].get(label)))
             lines.append(f"| {name if row == 0 else ''} | {label} | " + " | ".join(cells) + " |")
     lines.append("")
-    return "\n".join(lines)
+    return "\n".join(lines + _live_translator_lines(data))
 
 
 def load_costs(path: Path = COSTS_JSON) -> dict:
@@ -349,6 +395,27 @@ def measure(device: str) -> dict:
     return run
 
 
+def measure_live_translator() -> dict:
+    """Run the live translator's browser tests and return what they measured, with the machine."""
+    import gzip
+
+    LIVE_TRANSLATOR_JSON.unlink(missing_ok=True)
+    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *LIVE_TRANSLATOR_TESTS]
+    result = subprocess.run(
+        command, cwd=REPO_ROOT, env=_environment("cpu"), timeout=LIVE_TRANSLATOR_TIMEOUT_S, check=False
+    )
+    if result.returncode != 0 or not LIVE_TRANSLATOR_JSON.exists():
+        raise RuntimeError(f"the live translator's browser tests failed (exit status {result.returncode})")
+    measured = json.loads(LIVE_TRANSLATOR_JSON.read_text(encoding="utf-8"))
+    runtime = REPO_ROOT / "node_modules" / "onnxruntime-web"
+    measured["onnxruntime_web"] = json.loads((runtime / "package.json").read_text(encoding="utf-8"))["version"]
+    measured["runtime_gzip_bytes"] = sum(
+        len(gzip.compress((runtime / "dist" / name).read_bytes(), compresslevel=6))
+        for name in measured["runtime_files"]
+    )
+    return {"date": dt.date.today().isoformat(), "machine": describe_machine("cpu"), **measured}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
@@ -360,11 +427,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--render-only", action="store_true", help="only rewrite book/costs.md from the JSON"
     )
+    parser.add_argument(
+        "--live-translator",
+        action="store_true",
+        help="only measure Chapter 8's live translator in Chromium (its browser tests)",
+    )
     args = parser.parse_args(argv)
 
     data = load_costs()
     if args.render_only:
         write_page(data)
+        return 0
+    if args.live_translator:
+        data["live_translator"] = measure_live_translator()
+        write_page(data)
+        print(f"wrote {COSTS_JSON.relative_to(REPO_ROOT)} and {COSTS_MD.relative_to(REPO_ROOT)}")
         return 0
 
     import torch
