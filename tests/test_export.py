@@ -93,6 +93,40 @@ def test_shipped_files_come_from_the_shipped_checkpoint(translator):
     assert stored == export.vocab_json(translator), STALE
 
 
+def test_staleness_check_covers_the_onnx_files(translator, monkeypatch, tmp_path):
+    from transformer_edu import pretrained
+
+    assert pretrained.onnx_problems() == [], STALE
+    real = export.vocab_json
+    monkeypatch.setattr(export, "vocab_json", lambda t: {**real(t), "model_fingerprint": "0" * 64})
+    assert pretrained.onnx_problems() == ["the ONNX export was made from another checkpoint"]
+    assert "the ONNX export was made from another checkpoint" in pretrained.asset_problems()
+    monkeypatch.setattr(export, "vocab_json", lambda t: {**real(t), "max_len": 1})
+    assert pretrained.onnx_problems() == ["the ONNX export's vocab.json differs from the one the package writes now"]
+    monkeypatch.setattr(export, "ONNX_DIR", tmp_path)
+    assert pretrained.onnx_problems() == ["the ONNX export lacks encoder.onnx, decoder.onnx, vocab.json"]
+
+
+def test_rebuild_exports_the_checkpoint_it_writes(monkeypatch, tmp_path):
+    """``pretrained --rebuild`` writes the ONNX files of the checkpoint it has just written."""
+    from transformer_edu import pretrained
+
+    exported = {}
+
+    def fake_train(command, check, env):  # the training command line, replaced by the shipped result
+        out = Path(command[command.index("--out") + 1])
+        translator = pretrained_translator("cpu")
+        translator.save(out / "checkpoint.pt", extra={"recipe": {}, "history": []})
+        (out / "metrics.json").write_text(json.dumps({"exact_match": 1.0}), encoding="utf-8")
+
+    monkeypatch.setattr(pretrained.subprocess, "run", fake_train)
+    monkeypatch.setattr(export, "export_onnx", lambda t, d: exported.update(translator=t, directory=d))
+    pretrained.rebuild(tmp_path)
+    assert exported["directory"] == tmp_path / "onnx"
+    assert export.model_fingerprint(exported["translator"]) == export.model_fingerprint(
+        pretrained_translator("cpu"))
+
+
 def test_shipped_files_are_small_package_data():
     sizes = {name: (export.ONNX_DIR / name).stat().st_size
              for name in (export.ENCODER_FILE, export.DECODER_FILE, export.VOCAB_FILE)}

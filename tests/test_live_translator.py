@@ -283,10 +283,10 @@ def assert_clean(visit: Visit) -> None:
 def pytorch_page_run(translator, korean: str, padding: bool, causal: bool) -> dict:
     """What the page computes, in PyTorch: the padded source, greedy, then the teacher-forced re-run."""
     model, pad = translator.model, data.Vocab.pad_id
-    ids = translator.src_vocab.encode(korean)
+    ids = translator.encode_source(korean)  # written Korean tokenized, <eos> last
     src = torch.tensor([ids + [pad] * export.PAD_EXTRA])  # (1, S)
     src_mask = te.padding_mask(src, pad) if padding else torch.ones(1, 1, 1, src.shape[1], dtype=torch.bool)
-    steps = min(2 * len(ids) + 10, model.config.max_len)
+    steps = translator.output_limit(len(ids))
     out = te.greedy_decode(model, src, src_mask=src_mask, max_len=steps, bos_id=1, eos_id=2, unk_id=3)[0]
     english = translator.tgt_vocab.decode(out)
     tgt = torch.tensor([[data.Vocab.bos_id] + translator.tgt_vocab.encode(english, add_eos=False)])  # (1, T)
@@ -364,7 +364,8 @@ def test_page_stays_light_until_the_demo_starts(site, metrics):
 
 @needs_chromium
 def test_translations_equal_the_translator(site, translator, metrics):
-    sources = RUNNING + [korean for korean, _ in data.toy_translation_splits(0)["test"][2:24]]
+    # As a reader writes them (고양이가, not the grammar's tokens 고양이 가): the page tokenizes.
+    sources = RUNNING + [data.detokenize_korean(k) for k, _ in data.toy_translation_splits(0)["test"][2:24]]
     expected = translator.translate(sources, beam_size=1)
     context, tab, visit = open_page(site)
     try:

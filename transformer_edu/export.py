@@ -71,10 +71,11 @@ nothing; without it, every query also attends to them."""
 
 FORMAT_VERSION = 1
 
-MAX_STEPS = {"per_source_token": 2, "extra": 10}
+MAX_STEPS = {"per_source_token": 1, "extra": 50}
 """The decoding limit of :meth:`Translator.translate` with its default
-``max_len``: ``min(per_source_token · S + extra, max_len)`` target tokens for
-a source of S ids (``<eos>`` counted); a test checks it against the Translator."""
+``max_len`` (:meth:`Translator.output_limit`, the paper's source length plus
+50): ``min(per_source_token · S + extra, max_len)`` target tokens for a source
+of S ids (``<eos>`` counted); a test checks it against the Translator."""
 
 
 class EncoderGraph(nn.Module):

@@ -32,10 +32,15 @@ measured (exact match and BLEU, beam search and greedy, on the held-out test
 split and on the out-of-distribution split) and a fingerprint of the
 generated data. The checkpoint loads with ``torch.load(..., weights_only=True)``.
 
+The same command then exports the new checkpoint to ONNX
+(``transformer_edu/assets/ko_en/onnx``, see ``transformer_edu.export``),
+the files the HTML book's live translator runs in the reader's browser.
+
 The asset goes stale when the grammar or the tokenizer of
-:mod:`transformer_edu.data` or the ko-en recipe changes: :func:`asset_problems`
-then lists what differs, the package's tests fail with these instructions,
-and the command above makes a fresh one.
+:mod:`transformer_edu.data` or the ko-en recipe changes, and its ONNX export
+when it no longer matches the checkpoint: :func:`asset_problems` then lists
+what differs, the package's tests fail with these instructions, and the
+command above makes fresh ones.
 """
 
 from __future__ import annotations
@@ -57,7 +62,7 @@ from .checkpoint import CHECKPOINT_NAME, load_checkpoint
 from .translator import Translator
 
 __all__ = ["ASSET_DIR", "TASK", "asset_path", "pretrained_translator", "data_fingerprint", "asset_problems",
-           "rebuild"]
+           "onnx_problems", "rebuild"]
 
 TASK = "ko-en"
 ASSET_DIR = Path(__file__).resolve().parent / "assets" / "ko_en"
@@ -130,7 +135,25 @@ def asset_problems() -> list[str]:
     for key, value in current.items():
         if extra.get(key) != value:
             problems.append(f"the checkpoint's {key} differs from the one the package gives now")
-    return problems
+    return problems + onnx_problems()
+
+
+def onnx_problems() -> list[str]:
+    """What makes the shipped ONNX export (``assets/ko_en/onnx``) differ from the shipped checkpoint."""
+    from . import export  # its onnx imports are lazy: checking needs torch only
+
+    vocab_file = export.ONNX_DIR / export.VOCAB_FILE
+    missing = [n for n in (export.ENCODER_FILE, export.DECODER_FILE, export.VOCAB_FILE)
+               if not (export.ONNX_DIR / n).is_file()]
+    if missing:
+        return [f"the ONNX export lacks {', '.join(missing)}"]
+    stored = json.loads(vocab_file.read_text(encoding="utf-8"))
+    expected = export.vocab_json(pretrained_translator("cpu"))
+    if stored.get("model_fingerprint") != expected["model_fingerprint"]:
+        return ["the ONNX export was made from another checkpoint"]
+    if stored != expected:
+        return [f"the ONNX export's {export.VOCAB_FILE} differs from the one the package writes now"]
+    return []
 
 
 def rebuild(out: str | Path = ASSET_DIR) -> dict:
@@ -160,6 +183,9 @@ def rebuild(out: str | Path = ASSET_DIR) -> dict:
         "data_fingerprint": data_fingerprint(0),
         "made_with": "python -m transformer_edu.train " + " ".join(_TRAIN_ARGS) + " --out <tmp>",
     })
+    from .export import export_onnx  # the live translator's files, from the checkpoint just written
+
+    export_onnx(Translator.load(out / CHECKPOINT_NAME, device="cpu"), out / "onnx")
     return kept_metrics
 
 
@@ -172,7 +198,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.rebuild:
         metrics = rebuild()
-        print(f"wrote {ASSET_DIR / CHECKPOINT_NAME}: exact match {metrics['exact_match']:.1%}, "
+        print(f"wrote {ASSET_DIR / CHECKPOINT_NAME} and its ONNX export: exact match {metrics['exact_match']:.1%}, "
               f"BLEU {metrics['bleu']:.1f} on {metrics['test_size']} test sentences; trained in "
               f"{metrics['train_seconds']:.0f} s ({metrics['train_cpu_seconds']:.0f} s of CPU)")
         return 0

@@ -57,7 +57,8 @@ class LabelSmoothingLoss(nn.Module):
 
     so it has the same gradients as PyTorch's label-smoothed cross-entropy
     CE_ε and differs from it by the constant entropy H(q) of the target; a
-    model that predicts exactly q reaches a loss of 0.
+    model that predicts exactly q reaches a loss of 0. The paper gives only
+    the value ε_ls = 0.1; this KL form follows tensor2tensor's implementation.
 
     Args:
         vocab_size: number of target tokens V.
@@ -286,6 +287,8 @@ def fit(
         optimizer, scheduler: see :func:`make_optimizer`, :func:`warmup_schedule`.
         loss_fn: e.g. :class:`LabelSmoothingLoss`; returns the mean loss per token.
         clip_norm: largest total gradient norm; ``None`` turns clipping off.
+            Clipping is our addition, not the paper's recipe (tensor2tensor's
+            base setting clips nothing).
         start_epoch: epochs already done, to resume from a checkpoint
             (restore the model, optimizer, scheduler and RNG first, see
             :func:`~transformer_edu.checkpoint.resume`).
