@@ -25,11 +25,13 @@ from pathlib import Path
 
 import pytest
 
-# Tests that use book_support.build_book (one build per process).
+# Tests that use book_support.build_book (one build per process; a test in
+# tests/test_xdist_groups.py finds them).
 BOOK_FILES = {"tests/test_book.py", "tests/test_browser.py", "tests/test_notebook_markdown.py"}
-# Longest first (measured serially; see the README): the book build and its
-# browser test, every chapter in JupyterLab, the Colab test (a fresh
-# environment running Chapter 1), then nbval of each chapter, then the rest.
+# Longest first, by serial runs' --durations (roughly: the book build and its
+# browser test 4-5 min, every chapter in JupyterLab 5 min, the Colab test, a
+# fresh environment running Chapter 1, 1 min; Chapter 7 the longest nbval),
+# then nbval of each chapter, then the rest.
 FIRST = ["book", "tests/test_jupyterlab.py", "tests/test_colab_setup.py"]
 ROOT = Path(__file__).resolve().parent
 
