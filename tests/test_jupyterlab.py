@@ -11,12 +11,18 @@ chapter in headless Chromium through Playwright, and:
 * finds every ipywidgets explorer on the page (an output with at least one
   control and something it draws into), changes one control (a dropdown, a
   checkbox, toggle buttons, a slider by keyboard, a text box; the next one if
-  a change draws the same picture), and checks that its output redraws.
+  a change draws the same picture), and checks that its output redraws;
+* draws every kernel-free explorer (``transformer_edu.interactive``: HTML
+  controls over Plotly, which it loads from Plotly's CDN in Jupyter; the test
+  answers that one URL with the plotly package's own copy of the file, as for
+  a reader who is online) and presses its controls until its plots and its
+  summary change.
 
 Nothing here knows the chapters' cells: the controls are found in the page
 after the run, so rewritten chapters keep being tested. Chromium is Debian's
 (``/usr/bin/chromium``, or ``CHROMIUM``); requests that leave localhost are
-blocked (JupyterLab works offline).
+blocked (JupyterLab works offline; only the kernel-free explorers want
+Plotly from its CDN, answered locally as said above).
 """
 
 from __future__ import annotations
@@ -55,6 +61,7 @@ RUN_TIMEOUT_S = 600  # one chapter, all cells (Chapter 7 trains for about a minu
 REDRAW_TIMEOUT_MS = 30_000
 ARTIFACTS = bs.REPO_ROOT / "artifacts"
 PLACEHOLDERS = ("Loading widget", "Error displaying widget")
+PLOTLY_CDN = "https://cdn.plot.ly/plotly-"
 
 pytestmark = pytest.mark.skipif(
     not CHROMIUM.exists(), reason=f"Chromium not found at {CHROMIUM} (set CHROMIUM)"
@@ -235,10 +242,20 @@ def page(lab):
         chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
         context = chromium.new_context(viewport={"width": 1366, "height": 900})
 
+        from plotly.offline import get_plotlyjs
+
+        plotly_js = get_plotlyjs()
+
         def only_localhost(route):
-            if route.request.url.startswith(base):
+            url = route.request.url
+            if url.startswith(base):
                 route.continue_()
-            else:  # JupyterLab needs no network; a figure's CDN fallback is blocked
+            elif url.startswith(PLOTLY_CDN) and url.endswith(".min.js"):
+                # A kernel-free explorer loads Plotly from its CDN in Jupyter:
+                # answered with the very file the CDN serves (plotly's own
+                # copy), as for a reader who is online; nothing else leaves.
+                route.fulfill(status=200, content_type="text/javascript", body=plotly_js)
+            else:
                 route.abort()
 
         context.route("**/*", only_localhost)
@@ -252,7 +269,7 @@ def page(lab):
 
 
 def stored_explorers(notebook: Path) -> int:
-    """How many explorers the stored outputs announce (scripts/execute_notebooks.py's texts)."""
+    """How many ipywidgets explorers the stored outputs announce (scripts/execute_notebooks.py's texts)."""
     count = 0
     for cell in bs.read_notebook(notebook)["cells"]:
         for output in cell.get("outputs", []):
@@ -265,9 +282,20 @@ def stored_explorers(notebook: Path) -> int:
     return count
 
 
+def stored_html_explorers(notebook: Path) -> int:
+    """How many kernel-free explorers (``transformer_edu.interactive``) the stored outputs hold."""
+    count = 0
+    for cell in bs.read_notebook(notebook)["cells"]:
+        for output in cell.get("outputs", []):
+            html = output.get("data", {}).get("text/html", "")
+            html = "".join(html) if isinstance(html, list) else html
+            count += html.count('class="tse-explorer"')
+    return count
+
+
 def test_chapter_one_announces_its_explorers():
     """Chapter 1's explorers (the mask explorer among them) are what the test below changes."""
-    assert stored_explorers(CHAPTERS[0]) >= 2
+    assert stored_explorers(CHAPTERS[0]) + stored_html_explorers(CHAPTERS[0]) >= 2
 
 
 def change_control(area, control) -> str:
@@ -302,6 +330,63 @@ def change_control(area, control) -> str:
         control.press("Enter")
         return "text edited"
     return ""
+
+
+HTML_EXPLORERS_JS = """() => {
+  const panel = window.jupyterapp.shell.currentWidget.node;
+  return [...panel.querySelectorAll('.jp-Notebook .jp-OutputArea-output figure.tse-explorer')]
+    .map(figure => figure.id);
+}"""
+
+# What a kernel-free explorer shows: its plots' SVG and its summary sentence.
+HTML_SNAPSHOT_JS = """figure => [...figure.querySelectorAll('.tse-panels svg.main-svg, .tse-summary')]
+  .map(el => el.outerHTML).join('\\n')"""
+
+
+def exercise_html_explorer(page, ident: str) -> str:
+    """Draw a kernel-free explorer in JupyterLab, then press its controls one
+    by one until the plots and summary change; return what was done."""
+    figure = page.locator(f".jp-NotebookPanel:not(.lm-mod-hidden) figure.tse-explorer#{ident}")
+    figure.scroll_into_view_if_needed()
+    figure.locator(".tse-controls:not([hidden])").wait_for(timeout=REDRAW_TIMEOUT_MS)
+    handle = figure.element_handle()
+    page.wait_for_function(
+        "figure => figure.querySelectorAll('.tse-panels svg.main-svg').length > 0",
+        arg=handle,
+        timeout=REDRAW_TIMEOUT_MS,
+    )
+    tried = []
+    controls = figure.locator(".tse-controls button[aria-pressed=false], .tse-controls select, "
+                              ".tse-controls input[type=range]")
+    for number in range(controls.count()):
+        control = controls.nth(number)
+        before = handle.evaluate(HTML_SNAPSHOT_JS)
+        kind = control.evaluate("el => el.tagName.toLowerCase()")
+        if kind == "button":
+            control.click()
+            action = f"button {control.inner_text()!r}"
+        elif kind == "select":
+            options = control.evaluate("el => el.options.length")
+            if options < 2:
+                continue
+            target = 1 if control.evaluate("el => el.selectedIndex") == 0 else 0
+            control.select_option(index=target)
+            action = f"select -> option {target}"
+        else:
+            control.focus()
+            control.press("ArrowRight")
+            action = "slider ArrowRight"
+        tried.append(action)
+        try:
+            page.wait_for_function(
+                f"([figure, before]) => ({HTML_SNAPSHOT_JS})(figure) !== before",
+                arg=[handle, before],
+                timeout=REDRAW_TIMEOUT_MS,
+            )
+        except sync_api.TimeoutError:
+            continue
+        return f"{ident}: {action}"
+    raise AssertionError(f"kernel-free explorer {ident}: no redraw after {tried or 'no usable control'}")
 
 
 def exercise_explorer(page, index: int) -> str:
@@ -359,6 +444,9 @@ def test_chapter_runs_in_jupyterlab_and_its_explorers_redraw(page, notebook):
         explorers = page.evaluate(MARK_EXPLORERS_JS)
         assert explorers >= stored_explorers(notebook), "explorers missing from the page"
         actions = [exercise_explorer(page, index) for index in range(explorers)]
+        figures = page.evaluate(HTML_EXPLORERS_JS)
+        assert len(figures) >= stored_html_explorers(notebook), "kernel-free explorers missing"
+        actions += [exercise_html_explorer(page, ident) for ident in figures]
         text = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook").inner_text()
         assert not [p for p in PLACEHOLDERS if p in text], "widget placeholders after running"
         print(

@@ -72,7 +72,7 @@ nothing; without it, every query also attends to them."""
 FORMAT_VERSION = 1
 
 MAX_STEPS = {"per_source_token": 1, "extra": 50}
-"""The decoding limit of :meth:`Translator.translate` with its default
+"""The decoding limit of :meth:`~transformer_edu.translator.Translator.translate` with its default
 ``max_len`` (:meth:`Translator.output_limit`, the paper's source length plus
 50): ``min(per_source_token · S + extra, max_len)`` target tokens for a source
 of S ids (``<eos>`` counted); a test checks it against the Translator."""
@@ -82,7 +82,7 @@ class EncoderGraph(nn.Module):
     """The encoder of a :class:`~transformer_edu.Transformer`, returning its attention weights too.
 
     It runs the model's own embedding, positional encoding and encoder, in
-    the order of :meth:`Transformer.encode`, without ``encode``'s argument
+    the order of :meth:`~transformer_edu.model.Transformer.encode`, without ``encode``'s argument
     checks: those read token values (``int(src.max())``), which an exported
     graph cannot do. The tests compare its outputs with ``encode``'s.
 
@@ -115,7 +115,7 @@ class DecoderGraph(nn.Module):
     """The decoder and output layer of a :class:`~transformer_edu.Transformer`, with attention weights.
 
     It runs the model's target embedding, positional encoding, decoder and
-    output layer, in the order of :meth:`Transformer.decode` (no key/value
+    output layer, in the order of :meth:`~transformer_edu.model.Transformer.decode` (no key/value
     cache: the page recomputes the prefix at each step).
 
     Args:
@@ -209,8 +209,8 @@ def vocab_json(translator: Translator) -> dict:
 
     Keys: ``src_itos`` and ``tgt_itos`` (id → token), ``special_ids``,
     ``never_generate`` (ids greedy decoding skips, as
-    :func:`~transformer_edu.greedy_decode` with ``unk_id``), ``max_len``,
-    ``max_steps`` (the decoding limit of :meth:`Translator.translate`:
+    :func:`~transformer_edu.decoding.greedy_decode` with ``unk_id``), ``max_len``,
+    ``max_steps`` (the decoding limit of :meth:`~transformer_edu.translator.Translator.translate`:
     ``min(per_source_token · S + extra, max_len)`` with S counting
     ``<eos>``), ``pad_extra`` (:data:`PAD_EXTRA`), ``tokenizer`` (the rule
     that splits the reader's text into source tokens), the model's sizes,
@@ -398,7 +398,7 @@ class OnnxTranslator:
         return tuple(torch.from_numpy(o) for o in self.decoder.run(None, feeds))
 
     def tokens(self, sentence: str, *, split: bool = True) -> list[str]:
-        """The source tokens of ``sentence`` by ``vocab.json``'s rule (see :func:`tokenizer_json`).
+        """The source tokens of ``sentence`` by ``vocab.json``'s rule (see ``tokenizer_json``).
 
         With ``split=False``, the written words before the table splits them.
         """
