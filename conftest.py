@@ -5,7 +5,7 @@ This file sits at the repository root so that it also sees nbval's items
 (``notebooks/*.ipynb``). Every item gets an ``xdist_group``:
 
 * ``book``: every test of the built book (``test_book.py``, ``test_browser.py``,
-  ``test_notebook_markdown.py``). ``book_support.build_book`` caches the build
+  ``test_notebook_markdown.py``, ``test_live_translator.py``). ``book_support.build_book`` caches the build
   in its process, so one worker must run them all: the book is built once.
 * the notebook's path, for nbval's cells: a chapter's cells share one kernel,
   in order, on one worker.
@@ -27,7 +27,12 @@ import pytest
 
 # Tests that use book_support.build_book (one build per process; a test in
 # tests/test_xdist_groups.py finds them).
-BOOK_FILES = {"tests/test_book.py", "tests/test_browser.py", "tests/test_notebook_markdown.py"}
+BOOK_FILES = {
+    "tests/test_book.py",
+    "tests/test_browser.py",
+    "tests/test_notebook_markdown.py",
+    "tests/test_live_translator.py",
+}
 # Longest first, by serial runs' --durations (roughly: the book build and its
 # browser test 4-5 min, every chapter in JupyterLab 5 min, the Colab test, a
 # fresh environment running Chapter 1, 1 min; Chapter 7 the longest nbval),

@@ -10,7 +10,10 @@ what happened outside them (our Python, and PyTorch's own Python layers).
 Example::
 
     from transformer_edu import profiling
-    run = lambda: te.greedy_decode(model, src, max_len=100, min_len=100, bos_id=1, eos_id=2)
+    def run():
+        return te.greedy_decode(model, src, max_len=100, min_len=100,
+                                bos_id=1, eos_id=2)
+
     report = profiling.profile_steps(run, steps=100)
     print(report.table())
     report.ops_share  # fraction of a step spent inside PyTorch operators
