@@ -290,8 +290,8 @@ def test_heatmap_panel_labels_blocks_and_outlines():
     panel = ix.heatmap_panel(weights, ["a", "b"], blocked=blocked, highlight_row=1, title="t")
     (trace,) = panel.data
     assert trace["z"][0][1] is None and trace["z"][1] == [0.25, 0.75]
-    assert trace["text"][0][1] == "query a → key b: blocked"
-    assert trace["text"][1][0] == "query b → key a: 0.2500"
+    assert trace["hovertemplate"] == "weight %{z:.4f}<extra></extra>"
+    assert trace["hoverongaps"] is False  # blocked cells are gaps: no hover
     assert panel.layout["yaxis"]["ticktext"] == ["a", "b"]
     assert panel.layout["yaxis"]["range"] == [1.5, -0.5]  # row 0 on top
     (shape,) = panel.layout["shapes"]

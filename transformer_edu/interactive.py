@@ -841,9 +841,9 @@ def heatmap_panel(
 ) -> Panel:
     """A heatmap with tokens on its axes, e.g. attention weights.
 
-    Rows run down (row 0 at the top), columns across; the hover text names
-    the row and column labels and the value. Tokens may repeat (the axes use
-    positions, labelled with the tokens).
+    Rows run down (row 0 at the top), columns across; hovering a cell shows
+    its value (the axes name its row and column). Tokens may repeat (the axes
+    use positions, labelled with the tokens).
 
     Args:
         values: a 2-D tensor or array (R, C); leading size-1 dims dropped.
@@ -851,10 +851,10 @@ def heatmap_panel(
         col_labels: C labels (default: ``row_labels``).
         title: the panel's title.
         blocked: optional boolean (R, C), ``True`` where a cell is blocked:
-            drawn as an empty grey cell, hovered as "blocked".
+            drawn as an empty grey cell, with no hover.
         zmin, zmax: the colour range (attention weights: 0 … 1).
         signed: use the diverging map for values of both signs.
-        value_name: the colour bar's title and the hover text's name.
+        value_name: the colour bar's title and the hover label's name.
         xlabel, ylabel: axis titles.
         highlight_row: outline this row (``None``: none).
         height: px (default: grows with R, 220 … 520).
@@ -895,14 +895,6 @@ def heatmap_panel(
             f"got {highlight_row!r}"
         )
     z = np.where(hidden, np.nan, array)
-    hover = [
-        [
-            f"{ylabel} {rows[i]} → {xlabel} {cols[j]}: "
-            + ("blocked" if hidden[i, j] else f"{array[i, j]:.4f}")
-            for j in range(len(cols))
-        ]
-        for i in range(len(rows))
-    ]
     cmap = viz.DIVERGING_CMAP if signed else viz.ATTENTION_CMAP
     trace = {
         "type": "heatmap",
@@ -920,8 +912,12 @@ def heatmap_panel(
         },
         "xgap": 1,
         "ygap": 1,
-        "text": hover,
-        "hoverinfo": "text",
+        # The value only: a text per cell (row, column and value) made the
+        # larger explorers several times heavier (Chapter 7's by 0.6 MB),
+        # and the cell's row and column are labelled on the axes beside it.
+        # Blocked cells are gaps: no hover, drawn grey.
+        "hovertemplate": f"{value_name} %{{z:.4f}}<extra></extra>",
+        "hoverongaps": False,
     }
     shapes = []
     if highlight_row is not None:
