@@ -79,6 +79,14 @@ def payload(explorer: ix.Explorer) -> dict:
     return json.loads(data)
 
 
+def traces(data: dict, key: str, panel: int = 0) -> list[dict]:
+    """The traces the browser draws for one state: each look with its data."""
+    return [
+        {**data["parts"][look], **data["parts"][values]}
+        for look, values in data["states"][key]["p"][panel]["d"]
+    ]
+
+
 # ------------------------------------------------------------------ states
 
 
@@ -95,7 +103,8 @@ def test_every_combination_of_controls_has_a_state():
     assert sorted(data["states"]) == [f"{i}.{j}" for i in range(2) for j in range(3)]
     for state in data["states"].values():
         for panel in state["p"]:
-            assert all(0 <= part < len(data["parts"]) for part in panel["d"] + [panel["l"]])
+            ids = [part for pair in panel["d"] for part in pair] + [panel["l"]]
+            assert all(0 <= part < len(data["parts"]) for part in ids)
     assert explorer.state(scale=2, word="c").summary == "2 c"
     assert explorer.start_state.summary == "1 b"
 
@@ -123,7 +132,17 @@ def test_one_control_takes_bare_keys_and_no_control_one_state():
 def test_identical_traces_and_layouts_are_stored_once():
     explorer = make(lambda scale, word: ix.State(bars(1), "same"))
     data = payload(explorer)
-    assert len(data["parts"]) == 2  # one trace, one layout for all six states
+    # one trace look, one trace's data and one layout for all six states
+    assert len(data["parts"]) == 3
+
+
+def test_a_trace_look_shared_by_states_is_stored_once():
+    explorer = make(lambda scale, word: ix.State(bars(scale), "same look"))
+    data = payload(explorer)
+    assert len(data["parts"]) == 4  # one look, two data (scale 1 and 2), one layout
+    (look,) = [part for part in data["parts"] if part.get("type") == "bar"]
+    assert not set(look) & set(ix.TRACE_DATA_KEYS)
+    assert traces(data, "1.2") == [{**look, "x": ["x", "y"], "y": [0.6667, 1.3333]}]
 
 
 def test_a_figure_or_panel_is_a_state_with_a_summary_of_the_controls():
@@ -155,7 +174,7 @@ def test_html_and_text_are_deterministic_and_rounded():
 def test_numpy_typed_arrays_are_decoded_and_rounded():
     fig = go.Figure(go.Heatmap(z=np.array([[1 / 3, -1e-9], [np.nan, 2.0]])))
     explorer = make({(): ix.State(fig, "a heatmap")}, controls=[])
-    (trace,) = [part for part in payload(explorer)["parts"] if part.get("type") == "heatmap"]
+    (trace,) = traces(payload(explorer), "")
     assert trace["z"] == [[0.3333, 0.0], [None, 2.0]]
 
 

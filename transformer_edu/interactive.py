@@ -54,7 +54,7 @@ Building blocks:
 - :class:`Explorer`: checks that every combination of control values has a
   state (a dict must cover all of them), and renders one deterministic HTML
   fragment: fixed ids, numbers rounded to ``decimals``, each distinct trace
-  and layout stored once, no random ids, so ``pytest --nbval`` compares it.
+  look, trace data and layout stored once, no random ids, so ``pytest --nbval`` compares it.
 
 Where it runs:
 
@@ -452,6 +452,19 @@ class State:
 # ---------------------------------------------------------------------------
 
 
+#: The keys of a trace that hold its numbers. The explorer stores them apart
+#: from the trace's look (type, colour scale, hover template …), so that a
+#: look shared by many states is stored once.
+TRACE_DATA_KEYS = ("x", "y", "z", "text", "customdata", "hovertext")
+
+
+def _split_trace(trace: dict) -> tuple[dict, dict]:
+    """A trace as ``(style, values)``: its data keys apart from the rest."""
+    style = {k: v for k, v in trace.items() if k not in TRACE_DATA_KEYS}
+    values = {k: v for k, v in trace.items() if k in TRACE_DATA_KEYS}
+    return style, values
+
+
 def _json(value) -> str:
     """Compact, sorted JSON that is safe inside a ``<script>`` element."""
     text = json.dumps(
@@ -673,7 +686,10 @@ class Explorer:
                 "p": [
                     {
                         "t": panel.title,
-                        "d": [part(trace) for trace in panel.data],
+                        "d": [
+                            [part(style), part(values)]
+                            for style, values in map(_split_trace, panel.data)
+                        ],
                         "l": part(panel.layout),
                         "n": None if panel.narrow is None else part(panel.narrow),
                     }

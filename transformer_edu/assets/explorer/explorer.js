@@ -15,11 +15,14 @@
  * live summary and a <script type="application/json" class="tse-data"> with:
  *   controls: [{name, start}]            start index of each control
  *   panels:   [{h}]                      plot height in px
- *   parts:    [...]                      every distinct trace and layout once
+ *   parts:    [...]                      every distinct trace look, trace
+ *                                        data and layout once
  *   states:   {"i.j": {s, p: [{t, d, l, n}]}}
  *             keyed by the controls' indices: the summary s and, per panel,
- *             its title t, trace part ids d, layout part id l and the part id
- *             n of the layout changes for narrow plots (or null).
+ *             its title t, its traces d as [look part id, data part id] pairs
+ *             (a trace is the look's keys plus the data's: x, y, z, text …),
+ *             layout part id l and the part id n of the layout changes for
+ *             narrow plots (or null).
  */
 (function () {
   "use strict";
@@ -164,7 +167,14 @@
         }
         layout.height = spec.panels[i].h;
         layout.autosize = true;
-        var data = panel.d.map(function (part) { return clone(spec.parts[part]); });
+        var data = panel.d.map(function (pair) {
+          var trace = clone(spec.parts[pair[0]]);
+          var values = clone(spec.parts[pair[1]]);
+          Object.keys(values).forEach(function (key) {
+            trace[key] = values[key];
+          });
+          return trace;
+        });
         Plotly.react(plots[i], data, layout, CONFIG);
       });
     }
