@@ -139,7 +139,7 @@ def test_chapter_page_offers_its_notebook(built_book, notebook):
 
 
 # --------------------------------------------------------------------------- #
-# Offline: Plotly and MathJax come from the site                               #
+# Offline: Plotly and KaTeX come from the site                                 #
 # --------------------------------------------------------------------------- #
 
 def has_explorer(page: Path) -> bool:
@@ -194,13 +194,32 @@ def test_no_page_loads_scripts_or_styles_from_the_network(built_book):
         assert not remote, f"{page.relative_to(built_book.html_dir)} loads {remote}"
 
 
-def test_mathjax_is_served_by_the_site(built_book):
-    page = bs.html_path("book/intro")
-    mathjax = [s for s in page_resources(page).scripts if "mathjax" in s.lower()]
-    assert mathjax, "the front page loads no MathJax"
-    for src in mathjax:
-        assert not is_remote(src)
-        assert (page.parent / src.split("?")[0]).resolve().is_file(), src
+def test_math_is_typeset_when_the_book_is_built(built_book):
+    """KaTeX (book/_ext/katex_math.py) turns every formula into HTML and
+    MathML during the build: no page loads a math script, and only pages with
+    math load KaTeX's stylesheet, whose fonts the site serves."""
+    lock = json.loads((bs.REPO_ROOT / "package-lock.json").read_text(encoding="utf-8"))
+    assert lock["packages"]["node_modules/katex"]["integrity"].startswith("sha512-")
+    typeset = 0
+    for page in built_pages(built_book):
+        text = page.read_text(encoding="utf-8")
+        resources = page_resources(page)
+        name = page.relative_to(built_book.html_dir)
+        assert not [s for s in resources.scripts if re.search(r"mathjax|katex", s, re.I)], name
+        assert "math-error" not in text, f"{name}: a formula KaTeX could not typeset"
+        spans = re.findall(r'<(?:span|div) class="math notranslate nohighlight"[^>]*>(.{0,200})', text, re.S)
+        styles = [s for s in resources.stylesheets if s.split("?")[0].endswith("katex/katex.min.css")]
+        assert len(styles) == (1 if spans else 0), f"{name}: {len(spans)} formulas, {styles}"
+        for start in spans:  # typeset: KaTeX's HTML, with its MathML copy for screen readers
+            assert re.match(r'\s*(<span class="eqno">.*)?<span class="katex', start, re.S), (name, start)
+        assert text.count('<span class="katex-mathml">') >= len(spans), name
+        typeset += len(spans)
+    assert typeset >= 150  # Chapters 3 and 4 carry most of the book's formulas
+    css = (built_book.html_dir / "_static" / "katex" / "katex.min.css").read_text(encoding="utf-8")
+    fonts = re.findall(r"url\(([^)]+)\)", css)
+    assert fonts and all(font.endswith(".woff2") for font in fonts)
+    for font in fonts:
+        assert (built_book.html_dir / "_static" / "katex" / font).is_file(), font
 
 
 # --------------------------------------------------------------------------- #

@@ -299,9 +299,9 @@ def open_page(context, url: str, math: bool = True) -> Visit:
     )
     tab.goto(url, wait_until="load")
     tab.wait_for_timeout(400)
-    if math and tab.locator(".math").count():
-        tab.wait_for_selector("mjx-container", state="attached", timeout=TIMEOUT_MS)
-        tab.evaluate("() => window.MathJax.startup.promise")
+    if math and tab.locator(".katex").count():
+        # the math is typeset HTML already; wait for KaTeX's fonts to be in
+        tab.evaluate("() => document.fonts.ready.then(() => true)")
     return visit
 
 
@@ -425,7 +425,7 @@ CONTRAST_SAMPLES_JS = """
   const seen = new Set();
   let marked = 0;
   for (const el of document.body.querySelectorAll('*')) {
-    if (el.closest('div.highlight pre, mjx-container, script, style')) continue;
+    if (el.closest('div.highlight pre, .katex, script, style')) continue;
     const text = [...el.childNodes].some(n => n.nodeType === Node.TEXT_NODE && n.textContent.trim());
     if (!text || !el.checkVisibility()) continue;
     const style = getComputedStyle(el);
@@ -469,7 +469,7 @@ def axe_violations(tab) -> list[dict]:
     # resolve their @import "../basic.css" against the page, a request that
     # 404s (only the css-orientation-lock rule needs it).
     options = {"resultTypes": ["violations"], "preload": False}
-    skip = [["div.highlight pre"], ["mjx-container"]]
+    skip = [["div.highlight pre"], [".katex"]]
     axe = Axe()
     page = axe.run(tab, context={"exclude": skip},
                    options={**options, "rules": {"color-contrast": {"enabled": False}}})

@@ -163,7 +163,7 @@ _TOKENS = re.compile(
     re.DOTALL | re.IGNORECASE,
 )
 _TAG = re.compile(r"<(/?)([A-Za-z][A-Za-z0-9:-]*)([^>]*)>", re.DOTALL)
-_SKIP_TAGS = {"svg", "math", "option", "mjx-container"}
+_SKIP_TAGS = {"svg", "math", "option"}
 _MATH_CLASS = re.compile(r"""class\s*=\s*["'][^"']*\bmath\b""")
 _LANG_ATTR = re.compile(r"""\blang\s*=\s*["']?ko""", re.IGNORECASE)
 _VOID = {
