@@ -860,6 +860,46 @@ def test_colab_button_opens_this_chapter(book, screens, notebook):
     assert links == [bs.colab_url(bs.read_config(), notebook)]
 
 
+SIDEBAR_SHOWN_JS = """
+() => { const modal = document.querySelector('#pst-primary-sidebar-modal');
+        if (modal && modal.open) return true;  // a phone: the navigation opens as a dialog
+        const nav = document.querySelector('.bd-sidebar-primary');
+        const box = nav.getBoundingClientRect();
+        return getComputedStyle(nav).visibility !== 'hidden' && box.right > 0 && box.width > 0; }
+"""
+
+
+@pytest.mark.parametrize("viewport", ["desktop", "phone"])
+def test_the_navigation_toggle_and_search_work(book, contexts, viewport):
+    """The article header's buttons are the page's only sidebar toggles and
+    search button (book/_templates/layout.html drops the theme's second
+    navbar, whose hidden toggles the theme's script bound instead): the
+    toggle hides the site navigation on a desktop and opens it on a phone,
+    and search opens the search dialog."""
+    visit = open_page(contexts[viewport], book.url("notebooks/02_multi_head_attention"), math=False)
+    tab = visit.tab
+    try:
+        assert tab.locator("#pst-header").is_hidden() and tab.locator("#pst-header *").count() == 0
+        assert tab.locator(".primary-toggle").count() == 1
+        shown = tab.evaluate(SIDEBAR_SHOWN_JS)
+        assert shown is (viewport == "desktop")
+        tab.locator(".bd-header-article .primary-toggle").click()
+        tab.wait_for_timeout(500)
+        assert tab.evaluate(SIDEBAR_SHOWN_JS) is not shown, f"the toggle did not {'hide' if shown else 'show'} the navigation"
+        tab.keyboard.press("Escape")
+        tab.wait_for_timeout(300)
+        search = tab.locator(".bd-header-article .search-button") if viewport == "phone" else \
+            tab.locator(".bd-sidebar-primary .search-button-field")
+        if viewport == "desktop":
+            tab.locator(".bd-header-article .primary-toggle").click()  # the navigation back
+            tab.wait_for_timeout(500)
+        search.first.click()
+        tab.wait_for_selector("#pst-search-dialog[open]", timeout=TIMEOUT_MS)
+        assert visit.errors == []
+    finally:
+        tab.close()
+
+
 # --------------------------------------------------------------------------- #
 # Explorers from the keyboard                                                  #
 # --------------------------------------------------------------------------- #
