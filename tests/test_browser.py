@@ -244,6 +244,25 @@ async () => {
 }
 """
 
+# Lazily loaded figures that scrolling past did not finish (a busy machine):
+# each is brought into view, one frame apart so that the browser sees it, and
+# awaited (at most 15 s), so the figure count and the bytes include them.
+AWAIT_IMAGES_JS = """
+async () => {
+  const frame = () => new Promise(resolve => requestAnimationFrame(() => resolve()));
+  const pending = [...document.querySelectorAll('.cell_output img')].filter(img => !img.complete);
+  for (const img of pending) {
+    img.scrollIntoView({block: 'center'});
+    await frame();
+  }
+  await Promise.all(pending.map(img => img.complete ? null : new Promise(resolve => {
+    img.addEventListener('load', resolve, {once: true});
+    img.addEventListener('error', resolve, {once: true});
+    setTimeout(resolve, 15000);
+  })));
+  return pending.length;
+}
+"""
 
 # --------------------------------------------------------------------------- #
 # Serving and visiting                                                        #
@@ -522,6 +541,7 @@ def desktop_report(server: Server, contexts_id: int, page: str) -> dict:
             tab.wait_for_function("el => el.classList.contains('tse-drawn') || el.classList.contains('tse-failed')",
                                   arg=root.element_handle(), timeout=TIMEOUT_MS)
         tab.wait_for_timeout(300)
+        tab.evaluate(AWAIT_IMAGES_JS)
         clock.lap("scroll and draw")
         report["bytes_after_scrolling"] = tab.evaluate(BYTES_JS)
         report["images"] = tab.evaluate(IMAGES_JS)
