@@ -402,20 +402,24 @@ def _write_report():
 # --------------------------------------------------------------------------- #
 
 
+# The colour behind an element: the first opaque background up its ancestors.
+BACKGROUND_JS = """
+const background = el => {
+  for (let e = el; e; e = e.parentElement) {
+    const c = getComputedStyle(e).backgroundColor;
+    if (c !== 'transparent' && !/, 0\\)$/.test(c)) return c;
+  }
+  return 'rgb(255, 255, 255)';
+};
+"""
+
 CODE_CONTRAST_JS = """
-() => {
+() => { %s
   const channel = v => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; };
   const luminance = c => { const [r, g, b] = c.match(/[\\d.]+/g).slice(0, 3).map(Number).map(channel);
                            return 0.2126 * r + 0.7152 * g + 0.0722 * b; };
   const ratio = (a, b) => { const [hi, lo] = [luminance(a), luminance(b)].sort((x, y) => y - x);
                             return (hi + 0.05) / (lo + 0.05); };
-  const background = el => {
-    for (let e = el; e; e = e.parentElement) {
-      const c = getComputedStyle(e).backgroundColor;
-      if (c !== 'transparent' && !/, 0\\)$/.test(c)) return c;
-    }
-    return 'rgb(255, 255, 255)';
-  };
   const seen = new Map();
   for (const span of document.querySelectorAll('article pre span')) {
     if (!span.textContent.trim() || !span.checkVisibility()) continue;
@@ -425,7 +429,7 @@ CODE_CONTRAST_JS = """
   }
   return [...seen.values()].filter(pair => pair.ratio < 4.5);
 }
-"""
+""" % BACKGROUND_JS
 
 
 # One element per style of text (its colour, the background behind it, its
@@ -433,14 +437,7 @@ CODE_CONTRAST_JS = """
 # grows with the number of text elements (72 s for the API reference page's
 # 10,000 elements on a busy machine), its verdict depends on the style.
 CONTRAST_SAMPLES_JS = """
-() => {
-  const background = el => {
-    for (let e = el; e; e = e.parentElement) {
-      const c = getComputedStyle(e).backgroundColor;
-      if (c !== 'transparent' && !/, 0\\)$/.test(c)) return c;
-    }
-    return 'rgb(255, 255, 255)';
-  };
+() => { %s
   const seen = new Set();
   let marked = 0;
   for (const el of document.body.querySelectorAll('*')) {
@@ -456,7 +453,7 @@ CONTRAST_SAMPLES_JS = """
   }
   return marked;
 }
-"""
+""" % BACKGROUND_JS
 
 
 # axe's scrollable-region-focusable rule for the code blocks axe skips: a

@@ -268,29 +268,25 @@ def page(lab):
             chromium.close()
 
 
-def stored_explorers(notebook: Path) -> int:
-    """How many ipywidgets explorers the stored outputs announce (scripts/execute_notebooks.py's texts)."""
-    count = 0
+def stored_outputs(notebook: Path, mime: str):
+    """(output, its ``mime`` text) for every stored output of the notebook."""
     for cell in bs.read_notebook(notebook)["cells"]:
         for output in cell.get("outputs", []):
-            text = output.get("data", {}).get("text/plain", "")
-            text = "".join(text) if isinstance(text, list) else text
-            if "execute_notebooks" in output.get("metadata", {}) and text.startswith(
-                "Interactive control"
-            ):
-                count += 1
-    return count
+            text = output.get("data", {}).get(mime, "")
+            yield output, "".join(text) if isinstance(text, list) else text
+
+
+def stored_explorers(notebook: Path) -> int:
+    """How many ipywidgets explorers the stored outputs announce (scripts/execute_notebooks.py's texts)."""
+    return sum(
+        "execute_notebooks" in output.get("metadata", {}) and text.startswith("Interactive control")
+        for output, text in stored_outputs(notebook, "text/plain")
+    )
 
 
 def stored_html_explorers(notebook: Path) -> int:
     """How many kernel-free explorers (``transformer_edu.interactive``) the stored outputs hold."""
-    count = 0
-    for cell in bs.read_notebook(notebook)["cells"]:
-        for output in cell.get("outputs", []):
-            html = output.get("data", {}).get("text/html", "")
-            html = "".join(html) if isinstance(html, list) else html
-            count += html.count('class="tse-explorer"')
-    return count
+    return sum(html.count('class="tse-explorer"') for _, html in stored_outputs(notebook, "text/html"))
 
 
 def test_chapter_one_announces_its_explorers():

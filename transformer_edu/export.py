@@ -78,7 +78,17 @@ MAX_STEPS = {"per_source_token": 1, "extra": 50}
 of S ids (``<eos>`` counted); a test checks it against the Translator."""
 
 
-class EncoderGraph(nn.Module):
+class _ModelGraph(nn.Module):
+    """A graph to export that runs part of a :class:`~transformer_edu.Transformer`."""
+
+    def __init__(self, model: Transformer) -> None:
+        super().__init__()
+        if not isinstance(model, Transformer):
+            raise TypeError(f"model must be a Transformer, got {type(model).__name__}")
+        self.model = model
+
+
+class EncoderGraph(_ModelGraph):
     """The encoder of a :class:`~transformer_edu.Transformer`, returning its attention weights too.
 
     It runs the model's own embedding, positional encoding and encoder, in
@@ -96,12 +106,6 @@ class EncoderGraph(nn.Module):
         - encoder_self_attention: (B, N, H, S, S)
     """
 
-    def __init__(self, model: Transformer) -> None:
-        super().__init__()
-        if not isinstance(model, Transformer):
-            raise TypeError(f"model must be a Transformer, got {type(model).__name__}")
-        self.model = model
-
     def forward(self, src: Tensor, src_mask: Tensor) -> tuple[Tensor, Tensor]:
         m = self.model
         with record_attention(m.encoder) as maps:
@@ -111,7 +115,7 @@ class EncoderGraph(nn.Module):
         return memory, torch.stack([maps[n] for n in names], dim=1)  # (B, N, H, S, S)
 
 
-class DecoderGraph(nn.Module):
+class DecoderGraph(_ModelGraph):
     """The decoder and output layer of a :class:`~transformer_edu.Transformer`, with attention weights.
 
     It runs the model's target embedding, positional encoding, decoder and
@@ -130,12 +134,6 @@ class DecoderGraph(nn.Module):
         - decoder_self_attention: (B, N, H, T, T)
         - cross_attention: (B, N, H, T, S)
     """
-
-    def __init__(self, model: Transformer) -> None:
-        super().__init__()
-        if not isinstance(model, Transformer):
-            raise TypeError(f"model must be a Transformer, got {type(model).__name__}")
-        self.model = model
 
     def forward(
         self, tgt: Tensor, memory: Tensor, src_mask: Tensor, tgt_mask: Tensor

@@ -107,7 +107,7 @@ def katex() -> KaTeX:
     return _katex
 
 
-def _typeset(translator, node: nodes.Element, tex: str, display: bool) -> str:
+def _typeset(node: nodes.Element, tex: str, display: bool) -> str:
     rendered, error = katex().render(tex, display)
     if error is not None:
         logger.warning("KaTeX cannot typeset %r: %s", tex, error, location=node)
@@ -117,7 +117,7 @@ def _typeset(translator, node: nodes.Element, tex: str, display: bool) -> str:
 
 def visit_math(self, node: nodes.math) -> None:
     self.body.append(self.starttag(node, "span", "", CLASS="math notranslate nohighlight"))
-    self.body.append(_typeset(self, node, node.astext(), display=False))
+    self.body.append(_typeset(node, node.astext(), display=False))
     self.body.append("</span>")
     raise nodes.SkipNode
 
@@ -142,7 +142,7 @@ def visit_displaymath(self, node: nodes.math_block) -> None:
         self.body.append(f'<span class="eqno">({number})')
         self.add_permalink_ref(node, _("Link to this equation"))
         self.body.append("</span>")
-    self.body.append(_typeset(self, node, display_tex(node), display=True))
+    self.body.append(_typeset(node, display_tex(node), display=True))
     self.body.append("</div>\n")
     raise nodes.SkipNode
 
