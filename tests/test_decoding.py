@@ -348,18 +348,21 @@ def test_greedy_reads_the_device_only_every_few_steps(model, src):
         assert reads[24] <= 4 + 24 // decoding._CHECK_EVERY + 2  # + the source's ids, checked at entry
 
 
-def test_beam_search_reads_the_device_once_per_step(model, src, monkeypatch):
+def test_beam_search_reads_the_device_only_every_few_steps(model, src, monkeypatch):
+    from transformer_edu import decoding
+
     tolist_calls = []
     tolist = torch.Tensor.tolist
     monkeypatch.setattr(torch.Tensor, "tolist", lambda t: tolist_calls.append(t.shape) or tolist(t))
     reads, tables = {}, {}
-    for steps in (6, 12):
+    for steps in (24, 48):  # EOS forbidden until the last step: every source searches to the end
         tolist_calls.clear()
         reads[steps] = _reads_and_ops(lambda: beam_search(model, src, max_len=steps, min_len=steps, beam_size=3,
                                                           **IDS))[0]
         tables[steps] = len(tolist_calls)
-    assert reads[12] == reads[6]  # no .item() / bool() per step
-    assert tables[12] - tables[6] == 6  # one small table per step, read with .tolist()
+    assert reads[48] == reads[24]  # no .item() / bool() per step
+    assert tables[48] - tables[24] == 24 // decoding._CHECK_EVERY  # one flag per source every few steps
+    assert tables[24] <= 24 // decoding._CHECK_EVERY + 5  # + the finished hypotheses, read once at the end
 
 
 def test_each_cached_step_runs_without_checks_concatenation_or_masks(model, src):
@@ -368,8 +371,13 @@ def test_each_cached_step_runs_without_checks_concatenation_or_masks(model, src)
         _, events = _reads_and_ops(lambda: greedy_decode(model, src, max_len=steps, min_len=steps, **IDS))
         names = [e.name for e in events]
         counts[steps] = {name: names.count(name) for name in ("aten::cat", "aten::min", "aten::tril", "aten::any")}
-    assert counts[10] == counts[30]  # stacked weights once per call, ids checked once, no mask per step
-    assert counts[30]["aten::tril"] == counts[30]["aten::any"] == 0
+    from transformer_edu.decoding import _CHECK_EVERY
+
+    checks = 30 // _CHECK_EVERY - 10 // _CHECK_EVERY  # "has every sentence ended?", every few steps
+    assert counts[30]["aten::any"] - counts[10]["aten::any"] == checks  # and no other test of the ids
+    assert {k: v for k, v in counts[10].items() if k != "aten::any"} == {  # weights stacked once per call,
+        k: v for k, v in counts[30].items() if k != "aten::any"}  # ids checked once, no mask per step
+    assert counts[30]["aten::tril"] == 0
 
 
 def test_results_are_ordinary_tensors_and_the_model_is_left_as_it_was(model, src):

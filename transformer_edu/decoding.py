@@ -32,15 +32,15 @@ L generated length (BOS not included). Masks: ``True`` = may attend.
 from __future__ import annotations
 
 import math
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from typing import Iterator, NamedTuple
 
 import torch
 from torch import Tensor
 
-from . import _validate
+from . import _validate, incremental
 from .attention import stacked_projections
-from .decoder import KVCache
+from .incremental import IncrementalDecoder
 from .masks import causal_mask, padding_mask
 from .model import Transformer
 
@@ -107,20 +107,26 @@ def gnmt_length_penalty(length: int | Tensor, alpha: float) -> float | Tensor:
 
 
 @contextmanager
-def _inference(model: Transformer) -> Iterator[None]:
-    """Dropout off, no autograd and stacked projections while decoding; the model's mode is restored after.
+def _inference(model: Transformer, stacked: bool) -> Iterator[None]:
+    """Dropout off and no autograd while decoding; the model's mode is restored after.
 
     ``torch.inference_mode`` is ``torch.no_grad`` that also skips autograd's
     bookkeeping of versions and views, a few microseconds per operation.
     Tensors made inside can never enter autograd, so results leave as copies.
+    ``stacked``: also stack each attention layer's projections once
+    (:func:`~transformer_edu.attention.stacked_projections`), for a loop
+    that calls the modules.
     """
     was_training = model.training
-    model.eval()
+    switch = any(module.training for module in model.modules())  # a model in eval mode is left alone
+    if switch:
+        model.eval()
     try:
-        with torch.inference_mode(), stacked_projections(model):
+        with torch.inference_mode(), (stacked_projections(model) if stacked else nullcontext()):
             yield
     finally:
-        model.train(was_training)
+        if switch:
+            model.train(was_training)
 
 
 def _token_id(name: str, value: object, vocab_size: int) -> int:
@@ -190,23 +196,50 @@ def _forbidden_ids(never: list[int], eos_id: int, vocab_size: int, device: torch
     return forbidden, early
 
 
-def _next_logits(
-    model: Transformer, tokens: Tensor, memory: Tensor, src_mask: Tensor, cache: KVCache | None,
-    causal: Tensor | None,
-) -> Tensor:
-    """Logits for the position after ``tokens`` (N, t): (N, V).
+class _ModuleDecoder:
+    """:class:`~transformer_edu.incremental.IncrementalDecoder`'s interface over :meth:`Transformer._decode`.
 
-    With a cache only the newest token goes through the decoder, which needs
-    no mask; without one, the whole prefix does, under the causal mask
-    ``causal`` (1, 1, ≥ t, ≥ t) cut to size. The arguments were checked once,
-    before the first step, so the unchecked :meth:`Transformer._decode` runs.
+    The path for a model the lean decoder does not support (forward hooks,
+    recorded attention, a subclass): the modules are called, with a
+    :class:`~transformer_edu.KVCache`. The arguments were checked once, before
+    the first step, so the unchecked :meth:`Transformer._decode` runs.
     """
-    if cache is not None:
-        logits = model._decode(tokens[:, -1:], memory, src_mask, None, cache)  # (N, 1, V)
-    else:
-        t = tokens.shape[1]
-        logits = model._decode(tokens, memory, src_mask, causal[:, :, :t, :t], None)  # (N, t, V)
-    return logits[:, -1].float()  # (N, V)
+
+    def __init__(self, model: Transformer, memory: Tensor, src_mask: Tensor, max_len: int, use_cache: bool,
+                 forbidden: tuple[Tensor, Tensor]) -> None:
+        self.model, self.memory, self.src_mask = model, memory, src_mask
+        self.cache = model.new_cache(max_len) if use_cache else None
+        self.causal = None if use_cache else causal_mask(max_len, memory.device)  # (1, 1, max_len, max_len)
+        self.forbidden = (None, *forbidden)
+
+    def __call__(self, tokens: Tensor, mask: int = 0) -> Tensor:
+        """Logits (N, V) for the position after ``tokens`` (N, t), −∞ at ``forbidden[mask - 1]``."""
+        if self.cache is not None:  # only the newest token, which needs no mask
+            x = self.model._decode(tokens[:, -1:], self.memory, self.src_mask, None, self.cache)  # (N, 1, V)
+        else:  # the whole prefix, under the causal mask cut to size
+            t = tokens.shape[1]
+            x = self.model._decode(tokens, self.memory, self.src_mask, self.causal[:, :, :t, :t], None)  # (N, t, V)
+        logits = x[:, -1]  # (N, V)
+        return logits if mask == 0 else logits.masked_fill(self.forbidden[mask], float("-inf"))
+
+    def reorder(self, rows: Tensor) -> None:
+        if self.cache is not None:
+            self.cache.reorder(rows)
+
+    def keep(self, rows: Tensor) -> None:
+        self.memory = self.memory.index_select(0, rows)  # (N', S, D)
+        self.src_mask = self.src_mask.index_select(0, rows)  # (N', 1, 1, S)
+        if self.cache is not None:
+            self.cache.reorder(rows)
+
+
+def _decoder(model: Transformer, memory: Tensor, src_mask: Tensor, max_len: int, use_cache: bool,
+             forbidden: tuple[Tensor, Tensor], lean: bool) -> IncrementalDecoder | _ModuleDecoder:
+    """The step function of a decoding loop: the lean :class:`IncrementalDecoder` where
+    :func:`incremental.supports` allows it (``lean``), else the modules."""
+    if lean:
+        return IncrementalDecoder(model, memory, src_mask, max_len, use_cache, forbidden)
+    return _ModuleDecoder(model, memory, src_mask, max_len, use_cache, forbidden)
 
 
 # --------------------------------------------------------------------------
@@ -224,23 +257,22 @@ def _generate(model, src, pick, *, max_len, bos_id, eos_id, pad_id, unk_id, src_
     src_mask, pad_id, never = _prepare(model, src, src_mask, max_len, min_len, bos_id, eos_id, pad_id, unk_id)
     batch, device = src.shape[0], src.device
     forbidden, forbidden_early = _forbidden_ids(never, eos_id, model.config.tgt_vocab_size, device)
-    with _inference(model):
+    lean = incremental.supports(model)
+    with _inference(model, stacked=not lean):
         memory = model.encode(src, src_mask)  # (B, S, D)
+        decoder = _decoder(model, memory, src_mask, max_len, use_cache, (forbidden, forbidden_early), lean)
         tokens = torch.full((batch, max_len + 1), pad_id, dtype=torch.long, device=device)  # (B, 1 + max_len)
         tokens[:, 0] = bos_id
-        done = torch.zeros(batch, dtype=torch.bool, device=device)  # (B,)
-        cache = model.new_cache(max_len) if use_cache else None
-        causal = None if use_cache else causal_mask(max_len, device)  # (1, 1, max_len, max_len), cut each step
         for step in range(max_len):
-            logits = _next_logits(model, tokens[:, : step + 1], memory, src_mask, cache, causal)  # (B, V)
-            logits = logits.masked_fill(forbidden_early if step < min_len else forbidden, float("-inf"))
-            next_token = pick(logits).masked_fill(done, pad_id)  # (B,)
-            tokens[:, step + 1] = next_token
-            done |= next_token == eos_id
-            if (step + 1) % _CHECK_EVERY == 0 and bool(done.all()):
+            logits = decoder(tokens[:, : step + 1], 2 if step < min_len else 1)  # (B, V)
+            tokens[:, step + 1] = pick(logits if logits.dtype == torch.float32 else logits.float())
+            # A sentence that has ended goes on being decoded (its later tokens become padding below)
+            if (step + 1) % _CHECK_EVERY == 0 and bool((tokens[:, 1 : step + 2] == eos_id).any(dim=1).all()):
                 break
         generated = tokens[:, 1 : step + 2]  # (B, L'), BOS dropped
-        if bool(done.all()):  # end where the last sentence ended
+        ended = (generated == eos_id).long().cumsum(dim=1)  # (B, L'): EOS seen so far, this one included
+        generated = generated.masked_fill((ended - (generated == eos_id).long()) > 0, pad_id)  # after EOS: pad
+        if bool((ended[:, -1] > 0).all()):  # end where the last sentence ended
             last_eos = (generated == eos_id).int().argmax(dim=1)  # (B,) each row's first EOS
             generated = generated[:, : int(last_eos.max()) + 1]  # (B, L)
     return generated.clone()  # an ordinary tensor, made outside inference mode
@@ -323,6 +355,61 @@ def sample(
 # --------------------------------------------------------------------------
 
 
+class _Finished:
+    """The K best finished hypotheses of each of n sources, kept on the device.
+
+    Each step adds the hypotheses that end there and keeps the K best by
+    score. The sort is stable (of equal scores, the one that finished first
+    stays ahead), so they are the K best of all that ever finished. An empty
+    slot has the score −∞.
+
+    Shape:
+        - tokens: (n, K, max_len), padded; log_prob: (n, K) float32
+        - score: (n, K) float64; length: (n, K) long; finished: (n, K) bool
+    """
+
+    def __init__(self, tokens: Tensor, log_prob: Tensor, score: Tensor, length: Tensor, finished: Tensor) -> None:
+        self.tokens, self.log_prob, self.score, self.length, self.finished = tokens, log_prob, score, length, finished
+
+    @classmethod
+    def empty(cls, n: int, K: int, max_len: int, pad_id: int, device: torch.device) -> _Finished:
+        return cls(torch.full((n, K, max_len), pad_id, dtype=torch.long, device=device),
+                   torch.zeros(n, K, device=device),
+                   torch.full((n, K), float("-inf"), dtype=torch.float64, device=device),
+                   torch.zeros(n, K, dtype=torch.long, device=device),
+                   torch.zeros(n, K, dtype=torch.bool, device=device))
+
+    def add(self, which: Tensor, tokens: Tensor, log_prob: Tensor, length: int, penalty: float,
+            finished: bool) -> None:
+        """Add the candidates ``which``, all of length ``length`` and length penalty ``penalty``.
+
+        Shape:
+            - which: (n, E) bool; tokens: (n, E, max_len); log_prob: (n, E)
+        """
+        K = self.score.shape[1]
+        score = (log_prob.double() / penalty).masked_fill(~which, float("-inf"))  # (n, E), as Python divides
+        scores = torch.cat([self.score, score], dim=1)  # (n, K + E): the kept ones first, then the new
+        order = scores.sort(dim=1, descending=True, stable=True).indices[:, :K]  # (n, K)
+        self.score = scores.gather(1, order)
+        self.log_prob = torch.cat([self.log_prob, log_prob], dim=1).gather(1, order)
+        self.length = torch.cat([self.length, torch.full_like(order, length)], dim=1).gather(1, order)
+        self.finished = torch.cat([self.finished, torch.full_like(which, finished)], dim=1).gather(1, order)
+        every = order[:, :, None].expand(-1, -1, self.tokens.shape[2])  # (n, K, max_len)
+        self.tokens = torch.cat([self.tokens, tokens], dim=1).gather(1, every)
+
+    def select(self, index: Tensor) -> _Finished:
+        """The sources ``index`` (n',), in that order."""
+        return _Finished(*(t.index_select(0, index) for t in
+                           (self.tokens, self.log_prob, self.score, self.length, self.finished)))
+
+    def hypotheses(self) -> list[list[Hypothesis]]:
+        """Each source's hypotheses, best first, read from the device in one go."""
+        tokens, log_probs, scores, lengths, flags = (
+            t.tolist() for t in (self.tokens, self.log_prob, self.score, self.length, self.finished))
+        return [[Hypothesis(tuple(tokens[i][k][: lengths[i][k]]), log_probs[i][k], scores[i][k], flags[i][k])
+                 for k in range(len(scores[i])) if math.isfinite(scores[i][k])] for i in range(len(scores))]
+
+
 def _beam_search(
     model: Transformer, src: Tensor, *, beam_size: int, max_len: int, bos_id: int, eos_id: int,
     length_penalty: float, pad_id: int | None, src_mask: Tensor | None, min_len: int, use_cache: bool,
@@ -330,98 +417,111 @@ def _beam_search(
 ) -> list[list[Hypothesis]]:
     """All beams of all sources in one batch of B·K rows; returns each source's hypotheses, best first.
 
-    The device picks each step's 2K best expansions and the K that live on;
-    the host keeps the prefixes and the finished hypotheses as Python lists
-    and applies the stopping rule. One transfer per step brings it the small
-    table it needs, (n, 5K) numbers: beam search reads the device once per
-    step (greedy decoding, every few steps).
+    Everything stays on the device: the beams' prefixes, their
+    log-probabilities, each source's K best finished hypotheses
+    (:class:`_Finished`) and the stopping rule. The host reads one flag per
+    source every few steps, to end the loop and drop the sources that are done
+    from the batch; a source that is done before then is frozen (it adds no
+    more hypotheses). With ``trace`` it reads every step's candidates.
     """
-    src_mask, _, never = _prepare(model, src, src_mask, max_len, min_len, bos_id, eos_id, pad_id, unk_id)
+    src_mask, pad_id, never = _prepare(model, src, src_mask, max_len, min_len, bos_id, eos_id, pad_id, unk_id)
     _validate.positive_int("beam_size", beam_size)
     if isinstance(length_penalty, bool) or not isinstance(length_penalty, (int, float)) or length_penalty < 0:
         raise ValueError(f"length_penalty must be a number ≥ 0 (the α of GNMT), got {length_penalty!r}")
     K, V = beam_size, model.config.tgt_vocab_size
     W = min(2 * K, K * V)  # expansions considered per source and step
+    E = min(K, W)  # of them, the best E can end a hypothesis with EOS
     device = src.device
     forbidden, forbidden_early = _forbidden_ids(never, eos_id, V, device)
-    lp_max = gnmt_length_penalty(max_len, length_penalty)  # the largest penalty a live beam can reach
-    finished: list[list[Hypothesis]] = [[] for _ in range(src.shape[0])]
+    # Length penalties computed by Python, so scores are the numbers Python would compute
+    penalty = [gnmt_length_penalty(length, length_penalty) for length in range(max_len + 1)]
+    check_every = 1 if trace is not None else _CHECK_EVERY
 
-    def finish(source: int, tokens: list[int], log_prob: float, done: bool) -> None:
-        score = log_prob / gnmt_length_penalty(len(tokens), length_penalty)
-        finished[source].append(Hypothesis(tuple(tokens), log_prob, score, done))
-
-    with _inference(model):
+    lean = incremental.supports(model)
+    with _inference(model, stacked=not lean):
         memory = model.encode(src, src_mask)  # (B, S, D)
         memory = memory.repeat_interleave(K, dim=0)  # (B·K, S, D): source 0's K rows, then source 1's, …
         src_mask = src_mask.repeat_interleave(K, dim=0)  # (B·K, 1, 1, S)
-        active = list(range(src.shape[0]))  # sources still searching, n = len(active)
-        prefixes: list[list[int]] = [[] for _ in range(len(active) * K)]  # row i·K + k: beam k of source i
-        tokens = torch.full((len(active) * K, max_len + 1), bos_id, dtype=torch.long, device=device)
-        # (n·K, 1 + max_len): BOS, then each beam's tokens; the device's copy of prefixes
+        decoder = _decoder(model, memory, src_mask, max_len, use_cache, (forbidden, forbidden_early), lean)
+        active = list(range(src.shape[0]))  # sources in the batch, n = len(active)
+        tokens = torch.full((len(active) * K, max_len + 1), pad_id, dtype=torch.long, device=device)
+        tokens[:, 0] = bos_id  # (n·K, 1 + max_len): row i·K + k is beam k of source i, BOS first
         log_probs = torch.zeros(len(active), K, device=device)  # (n, K)
         log_probs[:, 1:] = float("-inf")  # at first the K beams are equal: expand only one
-        cache = model.new_cache(max_len) if use_cache else None
-        causal = None if use_cache else causal_mask(max_len, device)  # (1, 1, max_len, max_len)
+        live = torch.ones(len(active), dtype=torch.bool, device=device)  # (n,) sources still searching
+        best = _Finished.empty(len(active), K, max_len, pad_id, device)
+        retired: list[tuple[list[int], _Finished]] = []  # sources that left the batch, and their hypotheses
         rank = torch.arange(W, device=device)  # (W,)
         for step in range(max_len):
             n = len(active)
-            step_lp = _next_logits(model, tokens[:, : step + 1], memory, src_mask, cache, causal)  # (n·K, V)
-            step_lp = step_lp.log_softmax(dim=-1).masked_fill(forbidden_early if step < min_len else forbidden,
-                                                              float("-inf"))
+            step_lp = decoder(tokens[:, : step + 1]).float().log_softmax(dim=-1)  # (n·K, V)
+            step_lp = step_lp.masked_fill(forbidden_early if step < min_len else forbidden, float("-inf"))
             expanded = (log_probs.view(n * K, 1) + step_lp).view(n, K * V)  # (n, K·V)
             top_lp, top_index = expanded.topk(W, dim=-1)  # (n, W), best first
             origin, token = top_index // V, top_index % V  # (n, W): which beam, which next token
+            parents = torch.arange(n, device=device)[:, None] * K + origin  # (n, W) rows of the beams extended
+            # The prefixes of the candidates: each parent's tokens, then the new one
+            candidates = tokens.index_select(0, parents.flatten()).view(n, W, max_len + 1)[:, :, 1:]
+            candidates[:, :, step] = token  # (n, W, max_len)
+            # An EOS among the E best ends a hypothesis (of a source still searching)
+            ends = (token[:, :E] == eos_id) & top_lp[:, :E].isfinite() & live[:, None]  # (n, E)
+            best.add(ends, candidates[:, :E], top_lp[:, :E], step + 1, penalty[step + 1], True)
             # The K best expansions that do not end with EOS live on (there are ≥ K:
-            # each beam has one EOS); an EOS among the K best ends a hypothesis.
+            # each beam has one EOS)
             keep = ((token == eos_id).long() * 2 * W + rank).argsort(dim=-1)[:, :K]  # (n, K)
+            if trace is not None:
+                _trace_step(trace, step, candidates[0, :, : step + 1], top_lp[0], keep[0], ends[0])
             log_probs = top_lp.gather(1, keep)  # (n, K)
-            rows = torch.arange(n, device=device)[:, None] * K + origin.gather(1, keep)  # (n, K) old rows
-            new_tokens = token.gather(1, keep)  # (n, K)
-            table = torch.cat([top_lp, token, origin, keep], dim=1).tolist()  # (n, 3W + K): the one read per step
-
-            next_prefixes, searching = [], []
-            for i, b in enumerate(active):
-                lps, toks = table[i][:W], [int(x) for x in table[i][W: 2 * W]]
-                parents = [prefixes[i * K + int(x)] for x in table[i][2 * W: 3 * W]]
-                kept = [int(x) for x in table[i][3 * W:]]
-                ends = [j for j in range(min(K, W)) if toks[j] == eos_id and math.isfinite(lps[j])]
-                for j in ends:
-                    finish(b, parents[j] + [eos_id], lps[j], True)
-                if trace is not None and i == 0:
-                    status = ["dropped"] * W
-                    for j in kept:
-                        status[j] = "kept"
-                    for j in ends:
-                        status[j] = "finished"
-                    trace.append(BeamStep(step, [BeamCandidate(tuple(parents[j] + [toks[j]]), lps[j], status[j])
-                                                 for j in range(W) if math.isfinite(lps[j])]))
-                next_prefixes += [parents[j] + [toks[j]] for j in kept]
-                # Log-probabilities only fall as a beam grows and lp(|Y|) ≤ lp(max_len), so no
-                # live beam can score above log_prob / lp(max_len): once the best finished
-                # hypothesis reaches that bound, the source is done.
-                bound = max(lps[j] for j in kept) / lp_max
-                searching.append(not finished[b] or max(h.score for h in finished[b]) < bound)
-                if step == max_len - 1:  # out of steps: the live beams compete as unfinished hypotheses
-                    searching[-1] = False
-                    for j in kept:
-                        if math.isfinite(lps[j]):
-                            finish(b, parents[j] + [toks[j]], lps[j], False)
-            prefixes = next_prefixes
-            if not any(searching):
+            # Log-probabilities only fall as a beam grows and lp(|Y|) ≤ lp(max_len), so no live
+            # beam can score above log_prob / lp(max_len): once the best finished hypothesis
+            # reaches that bound, the source is done.
+            bound = log_probs.max(dim=1).values.double() / penalty[max_len]  # (n,)
+            searching = live & (best.score[:, 0].isneginf() | (best.score[:, 0] < bound))  # (n,)
+            kept = keep[:, :, None].expand(-1, -1, max_len)  # (n, K, max_len)
+            if step == max_len - 1:  # out of steps: the live beams compete as unfinished hypotheses
+                best.add(live[:, None] & log_probs.isfinite(), candidates.gather(1, kept), log_probs, step + 1,
+                         penalty[step + 1], False)
                 break
-            if not all(searching):  # drop the rows of the sources that are done
-                still = torch.tensor([i for i, s in enumerate(searching) if s], device=device)  # (n',)
-                active = [b for b, s in zip(active, searching) if s]
-                prefixes = [p for i, s in enumerate(searching) if s for p in prefixes[i * K: (i + 1) * K]]
-                rows, log_probs, new_tokens = rows[still], log_probs[still], new_tokens[still]  # (n', K)
-                memory = memory.view(n, K, *memory.shape[1:])[still].flatten(0, 1)  # (n'·K, S, D)
-                src_mask = src_mask.view(n, K, *src_mask.shape[1:])[still].flatten(0, 1)  # (n'·K, 1, 1, S)
-            tokens = tokens.index_select(0, rows.flatten())  # (n'·K, 1 + max_len): each beam's prefix
-            tokens[:, step + 1] = new_tokens.flatten()
-            if cache is not None:
-                cache.reorder(rows.flatten())  # each kept beam takes the keys and values of its origin
-    return [sorted(h, key=lambda h: -h.score)[:K] for h in finished]
+            rows = parents.gather(1, keep).flatten()  # (n·K,) the origin of each kept beam
+            tokens = tokens.index_select(0, rows)  # (n·K, 1 + max_len): each beam's prefix
+            tokens[:, step + 1] = token.gather(1, keep).flatten()
+            decoder.reorder(rows)  # each kept beam takes the keys and values of its origin
+            live = searching
+            if (step + 1) % check_every:
+                continue
+            flags = live.tolist()  # the one read from the device, every few steps
+            if not any(flags):
+                break
+            if not all(flags):  # the sources that are done leave the batch
+                still = torch.tensor([i for i, f in enumerate(flags) if f], device=device)  # (n',)
+                done = torch.tensor([i for i, f in enumerate(flags) if not f], device=device)
+                retired.append(([active[i] for i, f in enumerate(flags) if not f], best.select(done)))
+                active = [b for b, f in zip(active, flags) if f]
+                rows = (still[:, None] * K + torch.arange(K, device=device)).flatten()  # (n'·K,)
+                tokens, log_probs, live, best = tokens[rows], log_probs[still], live[still], best.select(still)
+                decoder.keep(rows)
+        results: dict[int, list[Hypothesis]] = {}
+        for sources, finished in [*retired, (active, best)]:
+            results.update(zip(sources, finished.hypotheses()))
+    return [results[b] for b in range(src.shape[0])]
+
+
+def _trace_step(trace: list[BeamStep], step: int, prefixes: Tensor, log_prob: Tensor, keep: Tensor,
+                ends: Tensor) -> None:
+    """Record one source's candidates (read from the device: only :func:`beam_search_trace` does this).
+
+    Shape:
+        - prefixes: (W, step + 1); log_prob: (W,); keep: (K,); ends: (E,)
+    """
+    lps, prefixes = log_prob.tolist(), [tuple(p) for p in prefixes.tolist()]
+    status = ["dropped"] * len(lps)
+    for j in keep.tolist():
+        status[j] = "kept"
+    for j, ended in enumerate(ends.tolist()):
+        if ended:
+            status[j] = "finished"
+    trace.append(BeamStep(step, [BeamCandidate(prefixes[j], lps[j], status[j])
+                                 for j in range(len(lps)) if math.isfinite(lps[j])]))
 
 
 def beam_search(
