@@ -12,18 +12,19 @@ little probability, which sampling would otherwise draw (as fairseq, they get
 a log-probability of −∞ before a token is chosen).
 
 All three feed only the newest token to the decoder and keep the keys and
-values of the earlier ones in a :class:`~transformer_edu.KVCache`;
-``use_cache=False`` recomputes the whole prefix at every step instead, with
-the same result, only slower.
+values of the earlier ones in a cache; ``use_cache=False`` recomputes the
+whole prefix at every step instead, with the same result, only slower.
 
 Each step is kept lean (profile it with :mod:`transformer_edu.profiling`):
-the arguments are checked once, before the first step, and the steps call the
-unchecked :meth:`Transformer._decode`; they run in ``torch.inference_mode``
-with each attention layer's stacked projection matrix built once
-(:func:`~transformer_edu.attention.stacked_projections`); the cache is written
-in place; and greedy decoding and sampling read a value back from the device
-only every few steps (beam search, once per step), so a GPU is not made to
-wait for Python at every token.
+the arguments are checked once, before the first step; the steps run in
+``torch.inference_mode`` through an
+:class:`~transformer_edu.incremental.IncrementalDecoder`, which computes what
+:meth:`Transformer.decode` with a :class:`~transformer_edu.KVCache` computes
+but gathers the weights once and calls no module (with a forward hook
+registered, or attention being recorded, the loops call the modules
+instead); the cache is preallocated and written in place; and no loop reads
+a value back from the device at every step, only every few steps, so a GPU
+is not made to wait for Python at every token.
 
 Shape legend: B sources, S source length, K beams, V target vocabulary size,
 L generated length (BOS not included). Masks: ``True`` = may attend.
@@ -545,7 +546,7 @@ def beam_search(
     enters the K best while the strong beam is still going.)
 
     The K beams of all B sources run through the decoder as one batch of
-    B · K rows; a source that is done leaves the batch.
+    B · K rows; a source that is done leaves the batch (checked every few steps).
 
     Args:
         model: a trained :class:`~transformer_edu.Transformer` (run in eval mode).

@@ -213,13 +213,17 @@ def profile_steps(
 def decoding_macs(config, batch: int, source_length: int, steps: int, use_cache: bool) -> dict[str, int]:
     """Multiply–adds of greedy decoding ``steps`` tokens, as the package computes them.
 
-    Counts the linear layers as well as attention: without the cache, step t
-    runs every linear layer (the projections, the feed-forward network, the
-    output layer) on all t positions of the prefix and recomputes the
-    cross-attention keys and values of the memory, so their cost grows like
-    L²/2 over L steps, and self-attention's like L³/3; with the cache, step t
-    runs them on one position and attends over t cached keys (L and L²/2).
-    The encoder runs once either way.
+    Counts the linear layers as well as attention, as the decoding loops'
+    :class:`~transformer_edu.incremental.IncrementalDecoder` computes them:
+    without the cache, step t runs the decoder's linear layers (the
+    projections, the feed-forward network) on all t positions of the prefix
+    and recomputes the cross-attention keys and values of the memory, so
+    their cost grows like L²/2 over L steps, and self-attention's like L³/3;
+    with the cache, step t runs them on one position and attends over t
+    cached keys (L and L²/2). Either way the output layer runs on the last
+    position only, and the encoder once. (The modules' path, which the loops
+    take when a hook is registered, also runs the output layer on every
+    position of a recomputed prefix.)
 
     Args:
         config: the model's :class:`~transformer_edu.TransformerConfig`
@@ -241,7 +245,7 @@ def decoding_macs(config, batch: int, source_length: int, steps: int, use_cache:
     attention = n * 2 * s * s * d  # the encoder: scores Q·K and the weighted sum of V
     for t in range(1, steps + 1):  # step t has a prefix of t positions (BOS included)
         rows = 1 if use_cache else t  # positions that go through the linear layers
-        linear += rows * (n * decoder_row + d * vocab) + (0 if use_cache else n * memory_kv)
+        linear += rows * n * decoder_row + d * vocab + (0 if use_cache else n * memory_kv)
         self_keys = t if use_cache else t * t  # query-key pairs: the kernel scores the masked ones too
         attention += n * 2 * d * (self_keys + rows * s)  # self- and cross-attention
     return {"linear layers": batch * linear, "attention": batch * attention}
