@@ -385,11 +385,11 @@ class _Finished:
         """Add the candidates ``which``, all of length ``length`` and length penalty ``penalty``.
 
         Shape:
-            - which: (n, E) bool; tokens: (n, E, max_len); log_prob: (n, E)
+            - which: (n, C) bool, for C candidates; tokens: (n, C, max_len); log_prob: (n, C)
         """
         K = self.score.shape[1]
-        score = (log_prob.double() / penalty).masked_fill(~which, float("-inf"))  # (n, E), as Python divides
-        scores = torch.cat([self.score, score], dim=1)  # (n, K + E): the kept ones first, then the new
+        score = (log_prob.double() / penalty).masked_fill(~which, float("-inf"))  # (n, C), as Python divides
+        scores = torch.cat([self.score, score], dim=1)  # (n, K + C): the kept ones first, then the new
         order = scores.sort(dim=1, descending=True, stable=True).indices[:, :K]  # (n, K)
         self.score = scores.gather(1, order)
         self.log_prob = torch.cat([self.log_prob, log_prob], dim=1).gather(1, order)
@@ -431,7 +431,6 @@ def _beam_search(
         raise ValueError(f"length_penalty must be a number ≥ 0 (the α of GNMT), got {length_penalty!r}")
     K, V = beam_size, model.config.tgt_vocab_size
     W = min(2 * K, K * V)  # expansions considered per source and step
-    E = min(K, W)  # of them, the best E can end a hypothesis with EOS
     device = src.device
     forbidden, forbidden_early = _forbidden_ids(never, eos_id, V, device)
     # Length penalties computed by Python, so scores are the numbers Python would compute
@@ -464,9 +463,9 @@ def _beam_search(
             # The prefixes of the candidates: each parent's tokens, then the new one
             candidates = tokens.index_select(0, parents.flatten()).view(n, W, max_len + 1)[:, :, 1:]
             candidates[:, :, step] = token  # (n, W, max_len)
-            # An EOS among the E best ends a hypothesis (of a source still searching)
-            ends = (token[:, :E] == eos_id) & top_lp[:, :E].isfinite() & live[:, None]  # (n, E)
-            best.add(ends, candidates[:, :E], top_lp[:, :E], step + 1, penalty[step + 1], True)
+            # An EOS among the K best ends a hypothesis (of a source still searching)
+            ends = (token[:, :K] == eos_id) & top_lp[:, :K].isfinite() & live[:, None]  # (n, K)
+            best.add(ends, candidates[:, :K], top_lp[:, :K], step + 1, penalty[step + 1], True)
             # The K best expansions that do not end with EOS live on (there are ≥ K:
             # each beam has one EOS)
             keep = ((token == eos_id).long() * 2 * W + rank).argsort(dim=-1)[:, :K]  # (n, K)
@@ -512,7 +511,7 @@ def _trace_step(trace: list[BeamStep], step: int, prefixes: Tensor, log_prob: Te
     """Record one source's candidates (read from the device: only :func:`beam_search_trace` does this).
 
     Shape:
-        - prefixes: (W, step + 1); log_prob: (W,); keep: (K,); ends: (E,)
+        - prefixes: (W, step + 1); log_prob: (W,); keep: (K,); ends: (K,)
     """
     lps, prefixes = log_prob.tolist(), [tuple(p) for p in prefixes.tolist()]
     status = ["dropped"] * len(lps)
