@@ -170,3 +170,35 @@ def test_supports_declines_what_expects_its_modules_to_be_called():
     assert not incremental.supports(Scaled(model.config))
     assert not incremental.supports(nn.Linear(2, 2))
     assert incremental.supports(model)
+
+
+def test_bad_arguments_and_too_many_steps_are_named():
+    model, src, tgt = make_model(), make_src(), targets(length=4)
+    with torch.no_grad():
+        memory = model.encode(src)
+        mask = te.padding_mask(src, PAD)
+        with pytest.raises(TypeError, match="model must be a Transformer"):
+            IncrementalDecoder(nn.Linear(2, 2), memory, mask, 4)
+        with pytest.raises(ValueError, match="max_len = 41 exceeds the model's max_len = 40"):
+            IncrementalDecoder(model, memory, mask, 41)
+        cached = IncrementalDecoder(model, memory, mask, 3)
+        for t in range(3):
+            cached(tgt[:, : t + 1])
+        with pytest.raises(ValueError, match="the cache is full"):
+            cached(tgt)
+        with pytest.raises(ValueError, match="tokens hold 4 positions, more than max_len = 3"):
+            IncrementalDecoder(model, memory, mask, 3, use_cache=False)(tgt)
+
+
+def test_a_replaced_module_sends_the_loops_through_the_modules():
+    class GeluFeedForward(te.PositionwiseFeedForward):
+        def _run(self, x):
+            return self.w_2(torch.nn.functional.gelu(self.w_1(x)))
+
+    model, src = make_model(), make_src()
+    relu = greedy_decode(model, src, max_len=12, min_len=12, **IDS)
+    gelu = GeluFeedForward(32, 64)
+    gelu.load_state_dict(model.decoder.layers[0].feed_forward.state_dict())
+    model.decoder.layers[0].feed_forward = gelu
+    assert not incremental.supports(model)  # the lean decoder would run ReLU
+    assert not torch.equal(greedy_decode(model, src, max_len=12, min_len=12, **IDS), relu)

@@ -19,7 +19,7 @@ Each step is kept lean (profile it with :mod:`transformer_edu.profiling`):
 the arguments are checked once, before the first step; the steps run in
 ``torch.inference_mode`` through an
 :class:`~transformer_edu.incremental.IncrementalDecoder`, which computes what
-:meth:`Transformer.decode` with a :class:`~transformer_edu.KVCache` computes
+:meth:`~transformer_edu.model.Transformer.decode` with a :class:`~transformer_edu.KVCache` computes
 but gathers the weights once and calls no module (with a forward hook
 registered, or attention being recorded, the loops call the modules
 instead); the cache is preallocated and written in place; and no loop reads

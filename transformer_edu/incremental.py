@@ -1,6 +1,6 @@
 """The decoder as the decoding loops run it: one step at a time, with its weights gathered once (Chapter 8).
 
-:meth:`Transformer.decode` with a :class:`~transformer_edu.KVCache` is the
+:meth:`~transformer_edu.model.Transformer.decode` with a :class:`~transformer_edu.KVCache` is the
 readable way to decode step by step, and Chapter 8 builds it in the open. A
 decoding loop calls it hundreds of times with one new token, and on a small
 model most of each call is not arithmetic: every ``nn.Module`` call, every
@@ -25,7 +25,7 @@ and values: the recomputation that the cache saves, with the same lean code,
 so that timing one against the other measures the cache and nothing else.
 
 The decoding loops of :mod:`~transformer_edu.decoding` use it whenever
-:func:`supports` allows, and otherwise :meth:`Transformer.decode`; the tests
+:func:`supports` allows, and otherwise :meth:`~transformer_edu.model.Transformer.decode`; the tests
 check that both give the same tokens and the same logits.
 
 Shape legend: N rows (sentences, or sentences × beams), S source length,
@@ -40,9 +40,13 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from . import _validate
 from .attention import _KERNEL_ZEROES_BLOCKED_ROWS, MultiHeadAttention, _fused_attention, _stack
+from .decoder import Decoder, DecoderLayer
+from .layers import LayerNorm, PositionwiseFeedForward
 from .masks import causal_mask
 from .model import Transformer
+from .positional import SinusoidalPositionalEncoding
 
 __all__ = ["IncrementalDecoder", "supports"]
 
@@ -54,12 +58,14 @@ def supports(model: nn.Module) -> bool:
     it declines a subclass that overrides how targets are decoded, and a model
     with forward hooks (on any module, or global ones) or with attention being
     recorded (:func:`~transformer_edu.record_attention`): those expect their
-    modules to be called, and they are, by :meth:`Transformer.decode`.
+    modules to be called, and they are, by :meth:`~transformer_edu.model.Transformer.decode`.
     """
     if not isinstance(model, Transformer):
         return False
     cls = type(model)
     if cls._decode is not Transformer._decode or cls._embed_target is not Transformer._embed_target:
+        return False
+    if not _has_the_reference_modules(model):
         return False
     global_hooks = (nn.modules.module._global_forward_hooks, nn.modules.module._global_forward_pre_hooks)
     if any(global_hooks):
@@ -72,26 +78,43 @@ def supports(model: nn.Module) -> bool:
     return True
 
 
+def _has_the_reference_modules(model: Transformer) -> bool:
+    """Whether the target side is built of the package's own modules (none replaced by another kind)."""
+    expected = [(model.tgt_embed, nn.Embedding), (model.positional, SinusoidalPositionalEncoding),
+                (model.decoder, Decoder), (model.generator, nn.Linear)]
+    if model.decoder.norm is not None:
+        expected.append((model.decoder.norm, LayerNorm))
+    for layer in model.decoder.layers:
+        expected += [(layer, DecoderLayer), (layer.self_attn, MultiHeadAttention),
+                     (layer.cross_attn, MultiHeadAttention), (layer.feed_forward, PositionwiseFeedForward),
+                     (layer.norm1, LayerNorm), (layer.norm2, LayerNorm), (layer.norm3, LayerNorm)]
+    return all(type(module) is kind for module, kind in expected)
+
+
 class _Layer(NamedTuple):
-    """One decoder layer's weights, gathered once (W: weight, b: bias; g, β: a layer norm's)."""
+    """One decoder layer's weights, gathered once (w: weight, b: bias)."""
 
     w_qkv: Tensor  # (3D, D): self-attention W_Q | W_K | W_V
     b_qkv: Tensor | None
     w_o: Tensor  # (D, D)
     b_o: Tensor | None
-    norm1: tuple[Tensor, Tensor]
+    norm1: tuple[Tensor, Tensor, float]  # γ, β, ε of the layer norm after (post-LN) or before (pre-LN)
     cross_w_q: Tensor  # (D, D)
     cross_b_q: Tensor | None
     cross_w_kv: Tensor  # (2D, D): cross-attention W_K | W_V
     cross_b_kv: Tensor | None
     cross_w_o: Tensor
     cross_b_o: Tensor | None
-    norm2: tuple[Tensor, Tensor]
+    norm2: tuple[Tensor, Tensor, float]
     w_1: Tensor  # (d_ff, D)
     b_1: Tensor
     w_2: Tensor  # (D, d_ff)
     b_2: Tensor
-    norm3: tuple[Tensor, Tensor]
+    norm3: tuple[Tensor, Tensor, float]
+
+
+def _norm(norm: LayerNorm) -> tuple[Tensor, Tensor, float]:
+    return norm.gamma, norm.beta, norm.eps
 
 
 class IncrementalDecoder:
@@ -125,9 +148,15 @@ class IncrementalDecoder:
 
     def __init__(self, model: Transformer, memory: Tensor, src_mask: Tensor, max_len: int, use_cache: bool = True,
                  forbidden: tuple[Tensor, Tensor] | None = None) -> None:
+        if not isinstance(model, Transformer):
+            raise TypeError(f"model must be a Transformer, got {type(model).__name__}")
         config = model.config
+        _validate.positive_int("max_len", max_len)
+        if max_len > config.max_len:
+            raise ValueError(f"max_len = {max_len} exceeds the model's max_len = {config.max_len} positions")
+        self.max_len = max_len
         self.n_heads, self.d_k = config.n_heads, config.d_model // config.n_heads
-        self.d_model, self.eps = config.d_model, model.decoder.layers[0].norm1.eps
+        self.d_model = config.d_model
         self.norm_first = config.norm_first
         self.capacity = max_len if use_cache else None
         self.length = 0  # positions written into the cache so far
@@ -136,7 +165,7 @@ class IncrementalDecoder:
         self.positions = model.positional.pe.to(self.embedding.dtype)  # (max_len, D)
         self.layers = [self._gather(layer) for layer in model.decoder.layers]
         final = model.decoder.norm
-        self.final_norm = None if final is None else (final.gamma, final.beta)
+        self.final_norm = None if final is None else _norm(final)
         self.generator = model.generator.weight  # (V, D)
         bias = model.generator.bias
         if bias is None:
@@ -161,10 +190,10 @@ class IncrementalDecoder:
         w_qkv, b_qkv = _stack((self_attn.w_q, self_attn.w_k, self_attn.w_v))
         w_kv, b_kv = _stack((cross.w_k, cross.w_v))
         return _Layer(
-            w_qkv, b_qkv, self_attn.w_o.weight, self_attn.w_o.bias, (layer.norm1.gamma, layer.norm1.beta),
+            w_qkv, b_qkv, self_attn.w_o.weight, self_attn.w_o.bias, _norm(layer.norm1),
             cross.w_q.weight, cross.w_q.bias, w_kv, b_kv, cross.w_o.weight, cross.w_o.bias,
-            (layer.norm2.gamma, layer.norm2.beta), ff.w_1.weight, ff.w_1.bias, ff.w_2.weight, ff.w_2.bias,
-            (layer.norm3.gamma, layer.norm3.beta),
+            _norm(layer.norm2), ff.w_1.weight, ff.w_1.bias, ff.w_2.weight, ff.w_2.bias,
+            _norm(layer.norm3),
         )
 
     @staticmethod
@@ -187,11 +216,15 @@ class IncrementalDecoder:
             - output: (N, V)
         """
         if self.capacity is None:
+            if tokens.shape[1] > self.max_len:
+                raise ValueError(f"tokens hold {tokens.shape[1]} positions, more than max_len = {self.max_len}")
             x = self._prefix(tokens)[:, -1]  # (N, D): only the last position's logits are read
         else:
+            if self.length == self.capacity:
+                raise ValueError(f"the cache is full: it holds max_len = {self.capacity} positions")
             x = self._step(tokens[:, -1])  # (N, D)
         if self.final_norm is not None:
-            x = torch.layer_norm(x, (self.d_model,), *self.final_norm, self.eps)
+            x = torch.layer_norm(x, (self.d_model,), *self.final_norm)
         return F.linear(x, self.generator, self.biases[mask])  # (N, V)
 
     def _step(self, newest: Tensor) -> Tensor:
@@ -202,12 +235,12 @@ class IncrementalDecoder:
         split is (N, parts · D) → (N, parts, H, 1, d_k) and a merge the view
         back to (N, D).
         """
-        start, shape, eps, pre = self.length, (self.d_model,), self.eps, self.norm_first
+        start, shape, pre = self.length, (self.d_model,), self.norm_first
         N, H, d_k = newest.shape[0], self.n_heads, self.d_k
         x = torch.embedding(self.embedding, newest) + self.positions[start]  # (N, D)
         for index, w in enumerate(self.layers):
             # Masked self-attention: the new position attends to the cached ones and to itself
-            h = torch.layer_norm(x, shape, *w.norm1, eps) if pre else x
+            h = torch.layer_norm(x, shape, *w.norm1) if pre else x
             qkv = F.linear(h, w.w_qkv, w.b_qkv).view(N, 3, H, 1, d_k)  # (N, 3, H, 1, d_k)
             if index == len(self.buffers):  # the first step: room for every position
                 self.buffers.append(x.new_empty(N, 2, H, self.capacity, d_k))  # (N, 2, H, capacity, d_k)
@@ -217,41 +250,41 @@ class IncrementalDecoder:
             out = F.scaled_dot_product_attention(qkv[:, 0], k, v).view(N, -1)  # (N, D)
             x = self._residual(x, F.linear(out, w.w_o, w.b_o), w.norm1)
             # Cross-attention over the memory
-            h = torch.layer_norm(x, shape, *w.norm2, eps) if pre else x
+            h = torch.layer_norm(x, shape, *w.norm2) if pre else x
             q = F.linear(h, w.cross_w_q, w.cross_b_q).view(N, H, 1, d_k)  # (N, H, 1, d_k)
             out = self._cross(index, w, q).view(N, -1)  # (N, D)
             x = self._residual(x, F.linear(out, w.cross_w_o, w.cross_b_o), w.norm2)
             # Feed-forward network
-            h = torch.layer_norm(x, shape, *w.norm3, eps) if pre else x
+            h = torch.layer_norm(x, shape, *w.norm3) if pre else x
             x = self._residual(x, self._feed_forward(w, h), w.norm3)
         self.length = start + 1
         return x
 
-    def _residual(self, x: Tensor, sublayer: Tensor, norm: tuple[Tensor, Tensor]) -> Tensor:
+    def _residual(self, x: Tensor, sublayer: Tensor, norm: tuple[Tensor, Tensor, float]) -> Tensor:
         """x + Sublayer(…), then LayerNorm in post-LN; pre-LN normalised the sublayer's input instead."""
         if self.norm_first:
             return x + sublayer
-        return torch.layer_norm(x + sublayer, (self.d_model,), *norm, self.eps)
+        return torch.layer_norm(x + sublayer, (self.d_model,), *norm)
 
     def _prefix(self, tokens: Tensor) -> Tensor:
         """The decoder on the whole prefix, without a cache: (N, T) ids → (N, T, D).
 
         The same layers as :meth:`_step`, on T positions under the causal mask.
         """
-        shape, eps, pre = (self.d_model,), self.eps, self.norm_first
+        shape, pre = (self.d_model,), self.norm_first
         T = tokens.shape[1]
         x = torch.embedding(self.embedding, tokens) + self.positions[:T]  # (N, T, D)
         causal = self.causal[:, :, :T, :T]  # (1, 1, T, T)
         for index, w in enumerate(self.layers):
-            h = torch.layer_norm(x, shape, *w.norm1, eps) if pre else x
+            h = torch.layer_norm(x, shape, *w.norm1) if pre else x
             q, k, v = self._heads(F.linear(h, w.w_qkv, w.b_qkv), 3).unbind(1)  # (N, H, T, d_k) each
             out = self._merge(F.scaled_dot_product_attention(q, k, v, attn_mask=causal))  # (N, T, D)
             x = self._residual(x, F.linear(out, w.w_o, w.b_o), w.norm1)
-            h = torch.layer_norm(x, shape, *w.norm2, eps) if pre else x
+            h = torch.layer_norm(x, shape, *w.norm2) if pre else x
             q = self._heads(F.linear(h, w.cross_w_q, w.cross_b_q), 1)[:, 0]  # (N, H, T, d_k)
             out = self._merge(self._cross(index, w, q))  # (N, T, D)
             x = self._residual(x, F.linear(out, w.cross_w_o, w.cross_b_o), w.norm2)
-            h = torch.layer_norm(x, shape, *w.norm3, eps) if pre else x
+            h = torch.layer_norm(x, shape, *w.norm3) if pre else x
             x = self._residual(x, self._feed_forward(w, h), w.norm3)
         return x
 
