@@ -4,8 +4,9 @@
 readable way to decode step by step, and Chapter 8 builds it in the open. A
 decoding loop calls it hundreds of times with one new token, and on a small
 model most of each call is not arithmetic: every ``nn.Module`` call, every
-attribute lookup of a weight and every reshape costs a few microseconds, and
-there are about eighty of them per step. :class:`IncrementalDecoder` runs the
+attribute lookup of a weight and every operator call costs a few
+microseconds (a step of a two-layer decoder makes about 85 operator calls,
+Chapter 8 counts them). :class:`IncrementalDecoder` runs the
 same operations on the same numbers with less around them, as production
 decoders do (and as PyTorch's own ``nn.TransformerEncoderLayer`` takes a
 fused "fast path" in inference):
