@@ -246,9 +246,12 @@ class MultiHeadAttention(nn.Module):
             weight, bias = self._frozen[key]
         else:
             weight, bias = _stack(linears)
-        batch, length, _ = x.shape
-        y = F.linear(x, weight, bias)  # (B, L, n·D), the n projections side by side
-        y = y.view(batch, length, len(linears), self.n_heads, self.d_k)  # (B, L, n, H, d_k)
+        return self.split_stacked_heads(F.linear(x, weight, bias), len(linears))
+
+    def split_stacked_heads(self, y: Tensor, n: int) -> tuple[Tensor, ...]:
+        """n projections side by side, each split into heads: (B, L, n·D) → n × (B, H, L, d_k), views."""
+        batch, length, _ = y.shape
+        y = y.view(batch, length, n, self.n_heads, self.d_k)  # (B, L, n, H, d_k)
         return y.permute(2, 0, 3, 1, 4).unbind(0)  # n × (B, H, L, d_k)
 
     def attend(

@@ -266,16 +266,16 @@ def _generate(model, src, pick, *, max_len, bos_id, eos_id, pad_id, unk_id, src_
         tokens[:, 0] = bos_id
         for step in range(max_len):
             logits = decoder(tokens[:, : step + 1], 2 if step < min_len else 1)  # (B, V)
-            tokens[:, step + 1] = pick(logits if logits.dtype == torch.float32 else logits.float())
+            tokens[:, step + 1] = pick(logits.float())
             # A sentence that has ended goes on being decoded (its later tokens become padding below)
             if (step + 1) % _CHECK_EVERY == 0 and bool((tokens[:, 1 : step + 2] == eos_id).any(dim=1).all()):
                 break
         generated = tokens[:, 1 : step + 2]  # (B, L'), BOS dropped
-        ended = (generated == eos_id).long().cumsum(dim=1)  # (B, L'): EOS seen so far, this one included
-        generated = generated.masked_fill((ended - (generated == eos_id).long()) > 0, pad_id)  # after EOS: pad
-        if bool((ended[:, -1] > 0).all()):  # end where the last sentence ended
-            last_eos = (generated == eos_id).int().argmax(dim=1)  # (B,) each row's first EOS
-            generated = generated[:, : int(last_eos.max()) + 1]  # (B, L)
+        is_eos = (generated == eos_id).long()  # (B, L')
+        generated = generated.masked_fill(is_eos.cumsum(dim=1) - is_eos > 0, pad_id)  # after the first EOS: pad
+        if bool(is_eos.any(dim=1).all()):  # end where the last sentence ended
+            first_eos = is_eos.argmax(dim=1)  # (B,) each row's first EOS
+            generated = generated[:, : int(first_eos.max()) + 1]  # (B, L)
     return generated.clone()  # an ordinary tensor, made outside inference mode
 
 
@@ -477,15 +477,12 @@ def _beam_search(
             # reaches that bound, the source is done.
             bound = log_probs.max(dim=1).values.double() / penalty[max_len]  # (n,)
             searching = live & (best.score[:, 0].isneginf() | (best.score[:, 0] < bound))  # (n,)
-            kept = keep[:, :, None].expand(-1, -1, max_len)  # (n, K, max_len)
+            kept = candidates.gather(1, keep[:, :, None].expand(-1, -1, max_len))  # (n, K, max_len)
             if step == max_len - 1:  # out of steps: the live beams compete as unfinished hypotheses
-                best.add(live[:, None] & log_probs.isfinite(), candidates.gather(1, kept), log_probs, step + 1,
-                         penalty[step + 1], False)
+                best.add(live[:, None] & log_probs.isfinite(), kept, log_probs, step + 1, penalty[step + 1], False)
                 break
-            rows = parents.gather(1, keep).flatten()  # (n·K,) the origin of each kept beam
-            tokens = tokens.index_select(0, rows)  # (n·K, 1 + max_len): each beam's prefix
-            tokens[:, step + 1] = token.gather(1, keep).flatten()
-            decoder.reorder(rows)  # each kept beam takes the keys and values of its origin
+            tokens[:, 1:] = kept.view(n * K, max_len)  # each beam's prefix, the new token included
+            decoder.reorder(parents.gather(1, keep).flatten())  # each kept beam: its origin's keys and values
             live = searching
             if (step + 1) % check_every:
                 continue

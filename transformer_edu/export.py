@@ -44,7 +44,7 @@ import torch
 from torch import Tensor, nn
 
 from .attention import record_attention
-from .data import Vocab, pad_batch
+from .data import Vocab
 from .masks import causal_mask, padding_mask
 from .model import Transformer
 from .translator import Translator

@@ -165,6 +165,7 @@ class IncrementalDecoder:
         self.embedding = model.tgt_embed.weight * model.embed_scale  # (V, D)
         self.positions = model.positional.pe.to(self.embedding.dtype)  # (max_len, D)
         self.layers = [self._gather(layer) for layer in model.decoder.layers]
+        self.heads = model.decoder.layers[0].self_attn  # its head splits and merges (the same in every layer)
         final = model.decoder.norm
         self.final_norm = None if final is None else _norm(final)
         self.generator = model.generator.weight  # (V, D)
@@ -278,34 +279,24 @@ class IncrementalDecoder:
         causal = self.causal[:, :, :T, :T]  # (1, 1, T, T)
         for index, w in enumerate(self.layers):
             h = torch.layer_norm(x, shape, *w.norm1) if pre else x
-            q, k, v = self._heads(F.linear(h, w.w_qkv, w.b_qkv), 3).unbind(1)  # (N, H, T, d_k) each
-            out = self._merge(F.scaled_dot_product_attention(q, k, v, attn_mask=causal))  # (N, T, D)
+            q, k, v = self.heads.split_stacked_heads(F.linear(h, w.w_qkv, w.b_qkv), 3)  # (N, H, T, d_k) each
+            out = self.heads.merge_heads(F.scaled_dot_product_attention(q, k, v, attn_mask=causal))  # (N, T, D)
             x = self._residual(x, F.linear(out, w.w_o, w.b_o), w.norm1)
             h = torch.layer_norm(x, shape, *w.norm2) if pre else x
-            q = self._heads(F.linear(h, w.cross_w_q, w.cross_b_q), 1)[:, 0]  # (N, H, T, d_k)
-            out = self._merge(self._cross(index, w, q))  # (N, T, D)
+            q = self.heads.split_heads(F.linear(h, w.cross_w_q, w.cross_b_q))  # (N, H, T, d_k)
+            out = self.heads.merge_heads(self._cross(index, w, q))  # (N, T, D)
             x = self._residual(x, F.linear(out, w.cross_w_o, w.cross_b_o), w.norm2)
             h = torch.layer_norm(x, shape, *w.norm3) if pre else x
             x = self._residual(x, self._feed_forward(w, h), w.norm3)
         return x
-
-    def _heads(self, y: Tensor, parts: int) -> Tensor:
-        """(N, T, parts · D) → (N, parts, H, T, d_k): projections side by side, split into heads."""
-        N, T, _ = y.shape
-        return y.view(N, T, parts, self.n_heads, self.d_k).permute(0, 2, 3, 1, 4)  # (N, parts, H, T, d_k)
-
-    def _merge(self, out: Tensor) -> Tensor:
-        """(N, H, T, d_k) → (N, T, D), the heads concatenated."""
-        N, _, T, _ = out.shape
-        return out.transpose(1, 2).reshape(N, T, self.d_model)  # (N, T, D)
 
     def _cross(self, index: int, w: _Layer, q: Tensor) -> Tensor:
         """Attention of the queries q (N, H, T, d_k) over the memory: (N, H, T, d_k)."""
         if index < len(self.cross_kv):
             k, v = self.cross_kv[index]
         else:
-            kv = self._heads(F.linear(self.memory, w.cross_w_kv, w.cross_b_kv), 2)  # (N, 2, H, S, d_k)
-            k, v = kv[:, 0].contiguous(), kv[:, 1].contiguous()  # read at every step: stored contiguous
+            k, v = self.heads.split_stacked_heads(F.linear(self.memory, w.cross_w_kv, w.cross_b_kv), 2)
+            k, v = k.contiguous(), v.contiguous()  # (N, H, S, d_k) each, read at every step: stored contiguous
             if self.capacity is not None:  # the memory does not change: project it once
                 self.cross_kv.append((k, v))
         if self.additive:
