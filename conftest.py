@@ -2,7 +2,8 @@
 ``pytest -n <cores> --dist loadgroup``).
 
 This file sits at the repository root so that it also sees nbval's items
-(``notebooks/*.ipynb``). Every item gets an ``xdist_group``:
+(``notebooks/*.ipynb``). Every test belongs to one group (:func:`group_of`), and
+a group runs whole on one worker:
 
 * ``book``: every test of the built book (``test_book.py``, ``test_browser.py``,
   ``test_notebook_markdown.py``, ``test_live_translator.py``). ``book_support.build_book`` caches the build
@@ -12,16 +13,22 @@ This file sits at the repository root so that it also sees nbval's items
 * the test file's path for every other test (like ``--dist loadfile``), so a
   module's fixtures (a JupyterLab server, a trained model) are made once.
 
-Under xdist the groups are then ordered longest first (the book group and the
-JupyterLab run of every chapter, the two longest, start at once on the two
-workers; ``--no-loadscope-reorder`` keeps this order, which xdist would
-otherwise sort by number of tests). Without ``-n`` nothing is reordered and the
-marks do nothing.
+Under ``--dist loadgroup`` the scheduler below reads the group from each
+test's node id. We do not rely on xdist's own ``xdist_group`` marks: xdist
+3.8 passes them to its scheduler by appending ``@group`` to the node id in the
+worker, and from pytest 9.2 on (structured node ids) that write is ignored, so
+the marks silently stop grouping (pytest-xdist issue 1386) and a chapter's
+cells land on two workers, where the second kernel never ran the imports.
+``tests/test_xdist_groups.py`` runs a notebook under ``-n 2`` and fails if its
+cells are split.
+
+The groups are then ordered longest first (the book group and the JupyterLab
+run of every chapter, the two longest, start at once on the two workers;
+``--no-loadscope-reorder`` keeps this order, which xdist would otherwise sort
+by number of tests). Without ``-n`` nothing is reordered.
 """
 
 from __future__ import annotations
-
-from pathlib import Path
 
 import pytest
 
@@ -38,19 +45,21 @@ BOOK_FILES = {
 # fresh environment running Chapter 1, 1 min; Chapter 7 the longest nbval),
 # then nbval of each chapter, then the rest.
 FIRST = ["book", "tests/test_jupyterlab.py", "tests/test_colab_setup.py"]
-ROOT = Path(__file__).resolve().parent
 
 
-def group_of(item: pytest.Item) -> str:
-    path = Path(str(item.path)).resolve()
-    try:
-        name = path.relative_to(ROOT).as_posix()
-    except ValueError:
-        name = path.as_posix()
-    return "book" if name in BOOK_FILES else name
+def group_of(nodeid: str) -> str:
+    """The group of a test: ``book``, or the file (test module or notebook) it is in.
+
+    Args:
+        nodeid: pytest's node id, relative to the repository root
+            (``notebooks/01_attention.ipynb::Cell 3``).
+    """
+    path = nodeid.split("::", 1)[0]
+    return "book" if path in BOOK_FILES else path
 
 
 def rank(group: str) -> tuple[int, str]:
+    """Sort key of a group: the longest first, then chapters in order, then the rest."""
     if group in FIRST:
         return FIRST.index(group), ""
     if group.endswith(".ipynb"):
@@ -59,14 +68,23 @@ def rank(group: str) -> tuple[int, str]:
     return len(FIRST) + 1, group
 
 
-@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    for item in items:
-        item.add_marker(pytest.mark.xdist_group(group_of(item)))
     if hasattr(config, "workerinput"):  # an xdist worker
+        # Every worker sorts the same way, so their collections still agree.
         # Stable: the items of one group (nbval's cells) keep their order.
-        items.sort(key=lambda item: rank(group_of(item)))
+        items.sort(key=lambda item: rank(group_of(item.nodeid)))
 
 
-def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", "xdist_group(name): run on one pytest-xdist worker together")
+@pytest.hookimpl(tryfirst=True, optionalhook=True)  # a hook of pytest-xdist, absent without it
+def pytest_xdist_make_scheduler(config: pytest.Config, log):
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class GroupScheduling(LoadScopeScheduling):
+        """xdist's scope scheduler with this file's groups as the scopes."""
+
+        def _split_scope(self, nodeid: str) -> str:
+            return group_of(nodeid)
+
+    return GroupScheduling(config, log)

@@ -3,7 +3,13 @@
 from __future__ import annotations
 
 import importlib.util
+import os
 import re
+import shutil
+import subprocess
+import sys
+
+import nbformat
 
 if __package__:
     from . import book_support as bs
@@ -46,3 +52,49 @@ def test_longest_groups_come_first_and_chapters_before_the_rest():
         "notebooks/02_multi_head_attention.ipynb",
         "tests/test_attention.py",
     ]
+
+
+def test_ci_runs_the_groups_with_loadgroup_in_order():
+    # The scheduler of conftest.py answers --dist loadgroup only, and the
+    # longest-first order holds only without xdist's reordering.
+    test_command = (bs.REPO_ROOT / ".ci" / "test").read_text(encoding="utf-8")
+    assert "--dist loadgroup" in test_command
+    assert "--no-loadscope-reorder" in test_command
+
+
+def test_a_notebooks_cells_run_on_one_worker(tmp_path):
+    # A notebook whose every cell after the first needs the first cell's
+    # variables, beside a test file, run as .ci/test runs the suite on two
+    # workers. Split cells fail with NameError; the -v report also says where
+    # each cell ran (pytest 9.2 prints the node id as chapter::ipynb).
+    shutil.copy(bs.REPO_ROOT / "conftest.py", tmp_path / "conftest.py")
+    (tmp_path / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
+    cells = 12
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells = [nbformat.v4.new_code_cell("import os\npid = os.getpid()\nseen = 1")] + [
+        nbformat.v4.new_code_cell("assert os.getpid() == pid\nseen += 1") for _ in range(cells - 1)
+    ]
+    (tmp_path / "notebooks").mkdir()
+    nbformat.write(notebook, tmp_path / "notebooks" / "chapter.ipynb")
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_other.py").write_text(
+        "import pytest\n\n\n@pytest.mark.parametrize('i', range(12))\ndef test_other(i):\n    pass\n",
+        encoding="utf-8",
+    )
+    env = {key: value for key, value in os.environ.items() if not key.startswith("PYTEST_")}
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "tests", "notebooks", "--nbval", "--nbval-current-env",
+         "-p", "no:cacheprovider", "-n", "2", "--dist", "loadgroup", "--no-loadscope-reorder",
+         "-v", "-o", "console_output_style=classic"],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300,
+    )
+    report = result.stdout + result.stderr
+    workers = {
+        int(cell): worker
+        for worker, cell in re.findall(r"\[(gw\d+)\][^\n]*?PASSED notebooks/chapter(?:\.|::)ipynb::Cell (\d+)", report)
+    }
+    assert result.returncode == 0, report[-4000:]
+    assert sorted(workers) == list(range(cells)), report[-4000:]
+    assert len(set(workers.values())) == 1, f"cells split between workers: {workers}"
+    other = set(re.findall(r"\[(gw\d+)\][^\n]*?PASSED tests/test_other\.py", report))
+    assert len(other) == 1, f"one test file, one worker: {other}"
