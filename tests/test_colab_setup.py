@@ -2,9 +2,13 @@
 
 Colab has PyTorch, NumPy, Matplotlib, Plotly, ipywidgets and friends, but not
 this book's package. The test imitates that with a fresh virtual environment
-that sees the interpreter's packages (``--system-site-packages``) but not the
-repository (the test command puts the repository on ``PYTHONPATH``; here that
-variable is removed and everything runs from a folder outside the repository).
+that sees the running interpreter's packages but not the repository (the test
+command puts the repository on ``PYTHONPATH``; here that variable is removed
+and everything runs from a folder outside the repository). The running
+interpreter is often itself a virtual environment, whose packages
+``--system-site-packages`` would not show (it shows the *base* interpreter's),
+so the new environment gets a ``.pth`` file that adds the running
+interpreter's site directories instead.
 The setup cell of chapter 1 must then install ``transformer_edu`` from the
 repository (``TRANSFORMER_EDU_SOURCE`` replaces the GitHub address) without
 touching PyTorch, and the whole chapter must run in a kernel of that
@@ -17,6 +21,7 @@ import json
 import os
 import subprocess
 import sys
+import sysconfig
 import venv
 from pathlib import Path
 
@@ -54,6 +59,23 @@ def colab_like_env(venv_dir: Path) -> dict:
     return env
 
 
+def see_running_packages(python: Path) -> None:
+    """Let the environment of ``python`` import what this interpreter has installed.
+
+    A ``.pth`` file in its site-packages calls ``site.addsitedir`` on this
+    interpreter's site directories (purelib and platlib: a virtual
+    environment's own when the tests run in one), after the environment's
+    own; their ``.pth`` files are processed too, as on a real system.
+    """
+    own = subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True, text=True, check=True, timeout=120,
+    ).stdout.strip()
+    running = dict.fromkeys(sysconfig.get_paths()[key] for key in ("purelib", "platlib"))
+    line = "import site; " + "; ".join(f"site.addsitedir({path!r})" for path in running)
+    (Path(own) / "running_interpreter.pth").write_text(line + "\n", encoding="utf-8")
+
+
 def probe(python: Path, env: dict, cwd: Path) -> dict:
     result = subprocess.run(
         [str(python), "-c", PROBE], env=env, cwd=cwd, capture_output=True, text=True, timeout=300
@@ -69,13 +91,14 @@ def colab(tmp_path_factory):
         pytest.skip("chapter 1 not written yet")
     home = tmp_path_factory.mktemp("colab")
     venv_dir = home / "venv"
-    venv.EnvBuilder(system_site_packages=True, with_pip=True, symlinks=os.name != "nt").create(venv_dir)
+    venv.EnvBuilder(with_pip=True, symlinks=os.name != "nt").create(venv_dir)
     python = venv_dir / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
+    see_running_packages(python)
     env = colab_like_env(venv_dir)
     before = probe(python, env, home)
     if before["transformer_edu"] is not None:
         pytest.skip(
-            "transformer_edu is installed into the base interpreter "
+            "transformer_edu is installed into the running interpreter "
             f"({before['transformer_edu']}), so no environment built on it can "
             "imitate Colab; run the tests with PYTHONPATH instead of `pip install -e .`"
         )
