@@ -9,6 +9,7 @@ through them must give the Translator's translations.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import onnx
@@ -131,7 +132,10 @@ def test_shipped_files_are_small_package_data():
     sizes = {name: (export.ONNX_DIR / name).stat().st_size
              for name in (export.ENCODER_FILE, export.DECODER_FILE, export.VOCAB_FILE)}
     assert sum(sizes.values()) <= 3 * 2**20, sizes  # fetched by the page when the demo starts
-    import tomllib
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10: pytest's own dependency
+        import tomli as tomllib
 
     config = tomllib.loads((Path(__file__).resolve().parent.parent / "pyproject.toml").read_text("utf-8"))
     patterns = config["tool"]["setuptools"]["package-data"]["transformer_edu"]
@@ -279,6 +283,8 @@ def test_unknown_words_are_refused(shipped):
         shipped.translate(["기린이 생선을 먹었다"])
 
 
+@pytest.mark.skipif(not export.exporter_available(),
+                    reason=f"PyTorch {torch.__version__}: torch.onnx.export has no dynamo= / dynamic_shapes=")
 def test_export_writes_graphs_equal_to_the_shipped_ones(translator, shipped, batch, tmp_path, capsys):
     assert export.main(["--out", str(tmp_path)]) == 0
     assert "encoder.onnx" in capsys.readouterr().out
@@ -307,6 +313,13 @@ def test_bad_arguments_are_named(translator, tmp_path):
         export.OnnxTranslator(tmp_path / "nowhere")
     with pytest.raises(TypeError, match="must be a Transformer"):
         export.EncoderGraph(translator)
+
+
+def test_an_old_exporter_is_named(translator, tmp_path, monkeypatch):
+    monkeypatch.setattr(export, "exporter_available", lambda: False)
+    with pytest.raises(RuntimeError, match=re.escape(f"PyTorch {torch.__version__} has no such export")):
+        export.export_onnx(translator, tmp_path / "out")
+    assert not (tmp_path / "out").exists()  # refused before writing anything
 
 
 def test_live_translator_html():

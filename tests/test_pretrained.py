@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import random
-import tomllib
 from dataclasses import asdict
 from pathlib import Path
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10: pytest's own dependency
+    import tomli as tomllib
 
 import pytest
 import torch

@@ -31,6 +31,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import html
+import inspect
 import json
 import logging
 import os
@@ -52,7 +53,7 @@ from .translator import Translator
 __all__ = [
     "ONNX_DIR", "ENCODER_FILE", "DECODER_FILE", "VOCAB_FILE", "OPSET", "PAD_EXTRA",
     "EncoderGraph", "DecoderGraph", "export_onnx", "vocab_json", "model_fingerprint",
-    "OnnxTranslator", "live_translator_html", "main",
+    "OnnxTranslator", "live_translator_html", "exporter_available", "main",
 ]
 
 ONNX_DIR = Path(__file__).resolve().parent / "assets" / "ko_en" / "onnx"
@@ -257,6 +258,12 @@ def export_onnx(translator: Translator, directory: str | os.PathLike, *, opset: 
     directory = Path(directory)
     if directory.exists() and not directory.is_dir():
         raise ValueError(f"directory {str(directory)!r} is a file; expected a directory to write into")
+    if not exporter_available():
+        raise RuntimeError(
+            "export_onnx needs torch.onnx.export with dynamo= and dynamic_shapes= "
+            f"(the torch.export based exporter); PyTorch {torch.__version__} has no such "
+            "export: install a newer PyTorch"
+        )
     directory.mkdir(parents=True, exist_ok=True)
     model = _cpu_copy(translator.model)
     config = model.config
@@ -293,6 +300,12 @@ def export_onnx(translator: Translator, directory: str | os.PathLike, *, opset: 
     text = json.dumps(vocab_json(translator), ensure_ascii=False, indent=1)
     paths["vocab"].write_text(text + "\n", encoding="utf-8")
     return paths
+
+
+def exporter_available() -> bool:
+    """Whether this PyTorch's ``torch.onnx.export`` is the ``torch.export`` based exporter this module uses."""
+    parameters = inspect.signature(torch.onnx.export).parameters
+    return "dynamo" in parameters and "dynamic_shapes" in parameters
 
 
 def _export_graph(graph: nn.Module, args: tuple, path: Path, dynamic: dict, opset: int) -> None:
