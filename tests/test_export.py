@@ -35,17 +35,17 @@ def shipped():
 
 
 @pytest.fixture(scope="module")
-def test_pairs():
+def held_out_pairs():
     return data.toy_translation_splits(0)["test"]
 
 
 @pytest.fixture(scope="module")
-def batch(translator, test_pairs):
+def batch(translator, held_out_pairs):
     """The whole test split as one padded batch, for teacher forcing."""
     pad = data.Vocab.pad_id
-    src = data.pad_batch([translator.src_vocab.encode(k) for k, _ in test_pairs], pad)  # (B, S)
+    src = data.pad_batch([translator.src_vocab.encode(k) for k, _ in held_out_pairs], pad)  # (B, S)
     tgt = data.pad_batch([[data.Vocab.bos_id] + translator.tgt_vocab.encode(e, add_eos=False)
-                          for _, e in test_pairs], pad)  # (B, T)
+                          for _, e in held_out_pairs], pad)  # (B, T)
     return src, tgt
 
 
@@ -161,11 +161,11 @@ def python_tokens(translator, sentence: str) -> list[str]:
     return sentence.split()
 
 
-def natural_inputs(test_pairs) -> list[str]:
+def natural_inputs(held_out_pairs) -> list[str]:
     """Sentences as a reader may type them: odd spaces, decomposed Hangul (NFD)."""
     import unicodedata
 
-    sentences = [korean for korean, _ in test_pairs[:30]]
+    sentences = [korean for korean, _ in held_out_pairs[:30]]
     if hasattr(data, "detokenize_korean"):  # the grammar stores tokens; readers write words
         sentences = [data.detokenize_korean(k) for k in sentences]
     odd = [f"  {k.replace(' ', chr(0x3000), 1)}\t" for k in sentences[:10]]
@@ -173,17 +173,17 @@ def natural_inputs(test_pairs) -> list[str]:
     return sentences + odd + decomposed + ["고양이가\u2003생선을\n먹었다", "나는 학교에 간다\u00a0"]
 
 
-def test_onnx_tokens_follow_the_translator(translator, shipped, test_pairs):
+def test_onnx_tokens_follow_the_translator(translator, shipped, held_out_pairs):
     rule = shipped.vocab["tokenizer"]
     assert rule["kind"] == ("whitespace" if getattr(translator, "src_tokenizer", None) is None else "table")
     import sys
 
     assert rule["whitespace"] == "".join(chr(c) for c in range(sys.maxunicode + 1) if chr(c).isspace())
-    for sentence in [korean for korean, _ in test_pairs] + natural_inputs(test_pairs):
+    for sentence in [korean for korean, _ in held_out_pairs] + natural_inputs(held_out_pairs):
         assert shipped.tokens(sentence) == python_tokens(translator, sentence), repr(sentence)
 
 
-def test_max_steps_is_the_translators(translator, shipped, test_pairs, monkeypatch):
+def test_max_steps_is_the_translators(translator, shipped, held_out_pairs, monkeypatch):
     from transformer_edu import translator as translator_module
 
     seen = []
@@ -194,7 +194,7 @@ def test_max_steps_is_the_translators(translator, shipped, test_pairs, monkeypat
         return real(model, src, **kwargs)
 
     monkeypatch.setattr(translator_module, "greedy_decode", spy)
-    for korean, _ in test_pairs[:5]:
+    for korean, _ in held_out_pairs[:5]:
         translator.translate(korean, beam_size=1)
     assert seen and all(steps == shipped.max_steps(length) for length, steps in seen), seen
 
@@ -243,17 +243,17 @@ def test_outputs_equal_pytorch_on_the_test_split(translator, shipped, batch, pad
     assert (changed == 0.0) == (padding and causal)
 
 
-def test_greedy_decoding_through_onnx_equals_the_translator(translator, shipped, test_pairs):
-    sources = [korean for korean, _ in test_pairs]
+def test_greedy_decoding_through_onnx_equals_the_translator(translator, shipped, held_out_pairs):
+    sources = [korean for korean, _ in held_out_pairs]
     expected = translator.translate(sources, beam_size=1)
     assert shipped.translate(sources) == expected
     # As the page runs it: padded with PAD_EXTRA <pad>, which the padding mask hides.
     assert shipped.translate(sources, pad_extra=export.PAD_EXTRA) == expected
 
 
-def test_greedy_tokens_equal_greedy_decode(translator, shipped, test_pairs):
+def test_greedy_tokens_equal_greedy_decode(translator, shipped, held_out_pairs):
     model = translator.model
-    for korean, _ in test_pairs[:40]:
+    for korean, _ in held_out_pairs[:40]:
         src = torch.tensor([translator.src_vocab.encode(korean)])  # (1, S)
         steps = shipped.max_steps(src.shape[1])
         expected = te.greedy_decode(model, src, max_len=steps, bos_id=1, eos_id=2, unk_id=3)
@@ -261,10 +261,10 @@ def test_greedy_tokens_equal_greedy_decode(translator, shipped, test_pairs):
         assert torch.equal(got, expected), korean
 
 
-def test_padding_mask_off_is_what_pytorch_predicts(translator, shipped, test_pairs):
+def test_padding_mask_off_is_what_pytorch_predicts(translator, shipped, held_out_pairs):
     """The page's padding switch: the sentence padded by PAD_EXTRA, all keys visible."""
     changed = 0
-    for korean, _ in test_pairs[:60]:
+    for korean, _ in held_out_pairs[:60]:
         ids = translator.src_vocab.encode(korean)
         src = torch.tensor([ids + [data.Vocab.pad_id] * export.PAD_EXTRA])  # (1, S + PAD_EXTRA)
         open_mask = torch.ones(1, 1, 1, src.shape[1], dtype=torch.bool)

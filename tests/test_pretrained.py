@@ -94,12 +94,12 @@ def test_translates_the_running_examples(translator):
 
 
 @pytest.fixture(scope="module")
-def test_split():
+def held_out_pairs():
     return data.toy_translation_splits(0)["test"]
 
 
-def test_exact_match_on_the_held_out_test_split(translator, test_split):
-    sources, references = map(list, zip(*test_split))
+def test_exact_match_on_the_held_out_test_split(translator, held_out_pairs):
+    sources, references = map(list, zip(*held_out_pairs))
     outputs = translator.translate(sources, beam_size=1)
     assert metrics.exact_match(outputs, references) >= 0.99
     written = translator.translate([data.detokenize_korean(s) for s in sources], beam_size=1)
@@ -118,8 +118,8 @@ def _variants(pairs, change):
     return out
 
 
-def test_swapping_the_particles_swaps_the_roles(translator, test_split):
-    swapped = _variants(test_split, data.swap_roles)  # 고양이 가 개 를 쫓았다 → 고양이 를 개 가 쫓았다
+def test_swapping_the_particles_swaps_the_roles(translator, held_out_pairs):
+    swapped = _variants(held_out_pairs, data.swap_roles)  # 고양이 가 개 를 쫓았다 → 고양이 를 개 가 쫓았다
     assert len(swapped) > 100
     sources, references, originals = map(list, zip(*swapped))
     assert all(r != o for r, o in zip(references, originals))  # the roles really changed
@@ -130,19 +130,19 @@ def test_swapping_the_particles_swaps_the_roles(translator, test_split):
     assert translator.translate("고양이가 개를 쫓았다", beam_size=1) == "the cat chased the dog"
 
 
-def test_object_first_sentences_translate_like_their_originals(translator, test_split):
-    scrambled = _variants(test_split, lambda korean: data.reorder(korean, "OSV"))
+def test_object_first_sentences_translate_like_their_originals(translator, held_out_pairs):
+    scrambled = _variants(held_out_pairs, lambda korean: data.reorder(korean, "OSV"))
     assert len(scrambled) > 100
     sources, references, originals = map(list, zip(*scrambled))
     assert references == originals  # the same meaning
     assert metrics.exact_match(translator.translate(sources, beam_size=1), references) >= 0.97
 
 
-def test_shuffled_tokens_break_the_translation_where_order_carries_meaning(translator, test_split):
+def test_shuffled_tokens_break_the_translation_where_order_carries_meaning(translator, held_out_pairs):
     """Shuffle each sentence's tokens (particles part from their nouns): the roles become a coin toss."""
     animates = {n.korean for n in data.ANIMATES}
     groups = {"compound": [], "two animates": [], "other": []}
-    for korean, english in test_split:
+    for korean, english in held_out_pairs:
         clauses = data.parse_sentence(korean).clauses
         group = "compound" if len(clauses) > 1 else "two animates" if clauses[0].complement in animates else "other"
         groups[group].append((korean, english))
@@ -160,7 +160,7 @@ def test_shuffled_tokens_break_the_translation_where_order_carries_meaning(trans
     assert shuffled_exact_match(groups["compound"]) < 0.15  # which clause a noun belongs to is lost
     assert 0.3 < shuffled_exact_match(groups["two animates"]) < 0.7  # who did it to whom: a coin toss
     assert shuffled_exact_match(groups["other"]) > 0.7  # one person or animal and a thing: meaning decides
-    assert shuffled_exact_match(test_split) < 0.6
+    assert shuffled_exact_match(held_out_pairs) < 0.6
 
 
 def test_default_device_and_repr(translator):
