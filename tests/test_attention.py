@@ -88,12 +88,24 @@ def test_fused_path_answers_blocked_queries_with_zeros_without_reading_the_mask(
     assert (q.grad[1] == 0).all() and (k.grad[1] == 0).all()
 
 
-def test_minus_inf_would_give_nan():
-    """The failure our fill value avoids: masking with -inf yields NaN on fully masked rows."""
-    scores = torch.zeros(1, 3).masked_fill(torch.ones(1, 3, dtype=torch.bool), float("-inf"))
-    assert torch.isnan(scores.softmax(-1)).all()
-    with pytest.raises(RuntimeError):
-        torch.tensor([0.0], dtype=torch.float16).masked_fill(torch.tensor([True]), -1e9)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16])
+def test_a_fully_blocked_query_gets_zero_output_and_finite_gradients(dtype):
+    """A query with every key blocked: a naive −inf fill makes its softmax row NaN (the first
+    assert shows this row is such a case); ours gives zero weights, a zero output and finite
+    gradients, in float16 too (where a −1e9 fill would overflow)."""
+    torch.manual_seed(0)
+    q, k, v = (torch.randn(1, 3, 4, dtype=dtype, requires_grad=True) for _ in range(3))
+    mask = torch.ones(1, 3, 3, dtype=torch.bool)
+    mask[0, 1] = False  # query 1 may attend to no key
+    naive = (q @ k.transpose(-2, -1)).masked_fill(~mask, float("-inf")).softmax(-1)
+    assert torch.isnan(naive[0, 1]).all() and not torch.isnan(naive[0, 0]).any()
+    out, weights = te.scaled_dot_product_attention(q, k, v, mask)
+    assert (weights[0, 1] == 0).all() and (out[0, 1] == 0).all()
+    out.float().sum().backward()
+    for t in (q, k, v):
+        assert torch.isfinite(t.grad).all()
+    assert (q.grad[0, 1] == 0).all()  # the blocked query's output does not depend on it
+    assert (q.grad[0, 0] != 0).any()
 
 
 def _torch_mha(d_model, n_heads, bias=True):
