@@ -132,19 +132,53 @@ def test_the_loops_give_the_same_outputs_through_the_modules(options):
             assert value == modules[name], name
 
 
-def test_double_precision_and_bf16_autocast_decode_alike_on_both_paths():
+def test_double_precision_decodes_alike_on_both_paths():
     src = make_src()
     model = make_model().double()
-    hook = model.generator.register_forward_hook(lambda *args: None)
+    hook = model.generator.register_forward_hook(lambda *args: None)  # sends the loops through the modules
     modules = greedy_decode(model, src, max_len=12, **IDS)
     hook.remove()
     assert torch.equal(greedy_decode(model, src, max_len=12, **IDS), modules)
-    model = make_model()
-    with torch.autocast("cpu", dtype=torch.bfloat16):
-        lean = greedy_decode(model, src, max_len=12, **IDS)
-        tokens, scores = te.decoding.beam_search(model, src, max_len=12, beam_size=3, **IDS)
-    assert lean.shape[0] == 4 and torch.isfinite(scores).all()
-    assert ((lean >= 0) & (lean < V)).all() and ((tokens >= 0) & (tokens < V)).all()
+
+
+# bfloat16 keeps 8 significant bits, a relative step of 2⁻⁷ ≈ 0.8 %; the logits here are of order 1
+# and the scores of order 10, and the two paths need not round alike.
+BF16 = dict(rtol=1.6e-2, atol=5e-2)
+
+
+def test_bf16_autocast_decodes_alike_on_both_paths():
+    model, src, tgt = make_model(), make_src(), targets()
+    with torch.no_grad():
+        src_mask = te.padding_mask(src, PAD)  # (B, 1, 1, S)
+        reference = model.decode(tgt, model.encode(src, src_mask), src_mask)  # float32, (B, T, V)
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            memory = model.encode(src, src_mask)
+            full = model.decode(tgt, memory, src_mask)  # the modules
+            steps = {}
+            for use_cache in (True, False):  # the lean path
+                decoder = IncrementalDecoder(model, memory, src_mask, tgt.shape[1], use_cache)
+                steps[use_cache] = torch.stack([decoder(tgt[:, : t + 1]) for t in range(tgt.shape[1])], dim=1)
+    assert full.dtype == steps[True].dtype == steps[False].dtype == torch.bfloat16
+    for lean in steps.values():
+        torch.testing.assert_close(lean, full, **BF16)
+    torch.testing.assert_close(full.float(), reference, **BF16)
+
+    def searched():
+        """The beam search scores of both loops, under autocast."""
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            _, best = te.decoding.beam_search(model, src, max_len=12, beam_size=3, **IDS)
+            nbest = beam_search_nbest(model, src, max_len=12, beam_size=3, **IDS)
+        return best, torch.tensor([h.score for hypotheses in nbest for h in hypotheses])
+
+    lean = searched()
+    hook = model.generator.register_forward_hook(lambda *args: None)
+    try:
+        modules = searched()
+    finally:
+        hook.remove()
+    assert torch.isfinite(lean[0]).all()
+    for ours, theirs in zip(lean, modules):
+        torch.testing.assert_close(ours, theirs, **BF16)
 
 
 def test_supports_declines_what_expects_its_modules_to_be_called():
