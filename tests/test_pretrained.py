@@ -85,6 +85,18 @@ def test_stored_metrics_include_the_out_of_distribution_split(stored):
     assert metrics["ood"]["size"] == 200 and 0 <= metrics["ood"]["exact_match"] < metrics["exact_match"]
 
 
+TRAINING_CPU_BUDGET_S = 150
+"""The target for training the shipped translator, in CPU time of the training process (one
+thread), not wall time, which depends on what else the machine runs."""
+
+
+def test_the_shipped_translator_trained_within_the_cpu_time_budget(stored):
+    seconds = stored["extra"]["metrics"]["train_cpu_seconds"]
+    assert seconds <= TRAINING_CPU_BUDGET_S
+    readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
+    assert f"≤ {TRAINING_CPU_BUDGET_S} s" in readme and f"{seconds:.0f} s of CPU time" in readme
+
+
 def test_translates_the_running_examples(translator):
     for korean, english in data.RUNNING_EXAMPLES:
         assert translator.translate(korean, beam_size=1) == english
