@@ -29,9 +29,10 @@ def scaled_dot_product_attention(
     r"""Attention(Q, K, V) = softmax(Q Kᵀ / √d_k) V, returning the weights too.
 
     Blocked scores are filled with the smallest value of the dtype (not −inf,
-    which turns a fully blocked row into NaN, and not −1e9, which overflows in
-    float16), and blocked keys then get exactly zero weight. A query whose keys
-    are all blocked gets all-zero weights and a zero output.
+    whose softmax over a fully blocked row is 0/0, NaN, until the zeroing below
+    removes it, and not −1e9, which overflows in float16), and blocked keys
+    then get exactly zero weight. A query whose keys are all blocked gets
+    all-zero weights and a zero output.
 
     Args:
         query: the queries Q.
