@@ -51,3 +51,13 @@ def test_the_readme_quotes_the_decoding_numbers_of_the_costs_page():
         "the README's decoding numbers differ from book/_data/costs.json: copy them from "
         "book/costs.md after `python scripts/measure_costs.py --device cpu --benchmark benchmarks/decoding.py`"
     )
+
+
+def test_the_readme_quotes_the_chapters_total_of_the_costs_page():
+    # One number: the README's row copies the costs page's total, which
+    # scripts/measure_costs.py computes from book/_data/costs.json.
+    costs = (ROOT / "book" / "costs.md").read_text(encoding="utf-8")
+    (total,) = re.findall(r"\| \*\*All chapters\*\* \| \*\*(\d+ min \d+ s)\*\*", costs)
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    (row,) = [line for line in readme.splitlines() if line.startswith("| all eight chapters")]
+    assert row.split("|")[3].strip().startswith(total), (row, total)
