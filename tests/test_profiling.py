@@ -84,8 +84,12 @@ def test_decoding_macs_count_what_greedy_decoding_computes(use_cache, monkeypatc
     with FlopCounterMode(display=False) as counter:  # counts the matrix products of the linear layers
         te.greedy_decode(model, src, max_len=6, min_len=6, bos_id=1, eos_id=2, use_cache=use_cache)
     macs = profiling.decoding_macs(config, batch=3, source_length=7, steps=6, use_cache=use_cache)
-    assert 2 * macs["linear layers"] == counter.get_total_flops()
+    counts = counter.get_flop_counts()["Global"]
+    # PyTorch 2.15 and later also count the fused attention kernel on the CPU.
+    fused_flops = sum(n for op, n in counts.items() if "scaled_dot_product" in str(op))
+    assert 2 * macs["linear layers"] == counter.get_total_flops() - fused_flops
     assert macs["attention"] == sum(attended)
+    assert fused_flops in (0, 2 * sum(attended))
 
 
 def test_the_cache_saves_mostly_linear_layer_work():
