@@ -4,6 +4,7 @@ import pytest
 import torch
 
 import transformer_edu as te
+import transformer_edu.attention as attention
 from transformer_edu import profiling
 
 pytestmark = pytest.mark.usefixtures("one_thread")
@@ -44,7 +45,8 @@ def test_decoding_profile_and_table():
     report = profiling.profile_steps(run, steps=16, repeats=2, n_top=4)
     assert len(report.top_ops) == 4
     assert report.categories["attention kernel"] > 0 and report.categories["matrix products"] > 0
-    assert report.reads_per_step < 1  # greedy decoding does not read the device at every step
+    if attention._KERNEL_ZEROES_BLOCKED_ROWS:  # before PyTorch 2.5: one read per attention call
+        assert report.reads_per_step < 1  # greedy decoding does not read the device at every step
     lines = report.table("cached greedy").splitlines()
     assert lines[0].startswith("cached greedy: ") and len(lines) == 1 + 5 + 1 + 4
     assert max(len(line) for line in lines) <= 80
@@ -60,6 +62,17 @@ def test_bad_arguments(bad, error):
         profiling.profile_steps(**arguments)
 
 
+def _flop_counter_sees_inference_mode() -> bool:
+    from torch.utils.flop_counter import FlopCounterMode
+
+    with torch.inference_mode(), FlopCounterMode(display=False) as counter:
+        torch.nn.functional.linear(torch.ones(2, 3), torch.ones(4, 3))
+    return counter.get_total_flops() > 0
+
+
+@pytest.mark.skipif(not _flop_counter_sees_inference_mode(), reason=(
+    f"PyTorch {torch.__version__}: FlopCounterMode counts nothing under torch.inference_mode, "
+    "where the decoding loops run"))
 @pytest.mark.parametrize("use_cache", [True, False])
 def test_decoding_macs_count_what_greedy_decoding_computes(use_cache, monkeypatch):
     from torch.utils.flop_counter import FlopCounterMode
@@ -84,7 +97,7 @@ def test_decoding_macs_count_what_greedy_decoding_computes(use_cache, monkeypatc
     with FlopCounterMode(display=False) as counter:  # counts the matrix products of the linear layers
         te.greedy_decode(model, src, max_len=6, min_len=6, bos_id=1, eos_id=2, use_cache=use_cache)
     macs = profiling.decoding_macs(config, batch=3, source_length=7, steps=6, use_cache=use_cache)
-    counts = counter.get_flop_counts()["Global"]
+    counts = counter.get_flop_counts().get("Global", {})
     # PyTorch 2.15 and later also count the fused attention kernel on the CPU.
     fused_flops = sum(n for op, n in counts.items() if "scaled_dot_product" in str(op))
     assert 2 * macs["linear layers"] == counter.get_total_flops() - fused_flops
