@@ -338,9 +338,15 @@ def _reads_and_ops(run):
     return sum(e.name == "aten::_local_scalar_dense" for e in events), events
 
 
-@pytest.mark.skipif(not attention_module._KERNEL_ZEROES_BLOCKED_ROWS, reason=(
-    f"PyTorch {torch.__version__} < 2.5: the fused kernel answers a fully blocked query with NaN, "
-    "so the package reads the mask once per attention call (attention._fused_attention)"))
+# Before PyTorch 2.5 the fused kernel answers a fully blocked query with NaN, so
+# the package reads the mask once per attention call (attention._fused_attention).
+reads_once_per_call_before_2_5 = pytest.mark.skipif(
+    not attention_module._KERNEL_ZEROES_BLOCKED_ROWS,
+    reason=f"PyTorch {torch.__version__} < 2.5: one device read per attention call",
+)
+
+
+@reads_once_per_call_before_2_5
 def test_greedy_reads_the_device_only_every_few_steps(model, src):
     from transformer_edu import decoding
 
@@ -352,9 +358,7 @@ def test_greedy_reads_the_device_only_every_few_steps(model, src):
         assert reads[24] <= 4 + 24 // decoding._CHECK_EVERY + 2  # + the source's ids, checked at entry
 
 
-@pytest.mark.skipif(not attention_module._KERNEL_ZEROES_BLOCKED_ROWS, reason=(
-    f"PyTorch {torch.__version__} < 2.5: the fused kernel answers a fully blocked query with NaN, "
-    "so the package reads the mask once per attention call (attention._fused_attention)"))
+@reads_once_per_call_before_2_5
 def test_beam_search_reads_the_device_only_every_few_steps(model, src, monkeypatch):
     from transformer_edu import decoding
 
@@ -372,9 +376,7 @@ def test_beam_search_reads_the_device_only_every_few_steps(model, src, monkeypat
     assert tables[24] <= 24 // decoding._CHECK_EVERY + 5  # + the finished hypotheses, read once at the end
 
 
-@pytest.mark.skipif(not attention_module._KERNEL_ZEROES_BLOCKED_ROWS, reason=(
-    f"PyTorch {torch.__version__} < 2.5: the fused kernel answers a fully blocked query with NaN, "
-    "so the package reads the mask once per attention call (attention._fused_attention)"))
+@reads_once_per_call_before_2_5
 def test_each_cached_step_runs_without_checks_concatenation_or_masks(model, src):
     counts = {}
     for steps in (10, 30):
