@@ -34,8 +34,9 @@ falls short of it because its small operations cost more than their arithmetic.
 EOS is forbidden until the last step (``min_len = max_len``), so every run
 decodes exactly the same number of steps.
 
-    python benchmarks/decoding.py            # the book's CPU setting
-    python benchmarks/decoding.py --device cuda --d-model 512 --layers 6
+    python benchmarks/decoding.py                # the book's CPU setting
+    python benchmarks/decoding.py --device cuda  # the paper's base model: d_model 512, 8 heads,
+                                                 # 6+6 layers; greedy over 100 and 500 new tokens
     python benchmarks/decoding.py --json     # one JSON object, for the costs page
 """
 
@@ -106,13 +107,15 @@ def plain_beam_search(model: te.Transformer, src: torch.Tensor, *, beam_size: in
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--d-model", type=int, default=128)
-    parser.add_argument("--heads", type=int, default=4)
-    parser.add_argument("--layers", type=int, default=2)
+    # Defaults of None are filled in per device below (CPU: a small model; CUDA: the paper's base model).
+    parser.add_argument("--d-model", type=int, default=None, help="default 128 on a CPU, 512 on a GPU")
+    parser.add_argument("--heads", type=int, default=None, help="default 4 / 8")
+    parser.add_argument("--layers", type=int, default=None, help="encoder and decoder layers each: 2 / 6")
     parser.add_argument("--vocab", type=int, default=500)
     parser.add_argument("--batch", type=int, default=8, help="source sentences")
     parser.add_argument("--source-length", type=int, default=20)
-    parser.add_argument("--steps", default="100,400", help="new tokens for greedy decoding, comma-separated")
+    parser.add_argument("--steps", default=None,
+                        help="new tokens for greedy decoding, comma-separated (default 100,400 / 100,500)")
     parser.add_argument("--beam-size", type=int, default=5)
     parser.add_argument("--beam-steps", type=int, default=40, help="new tokens for beam search")
     parser.add_argument("--profile-d-model", type=int, default=512,
@@ -126,10 +129,15 @@ def main() -> None:
                         help="wall or cpu time (see benchmarks/_timing.py); default cpu on a CPU, wall on a GPU")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     args = parser.parse_args()
+    device = torch.device(args.device)
+    gpu = device.type == "cuda"
+    for name, cpu_value, gpu_value in [("d_model", 128, 512), ("heads", 4, 8), ("layers", 2, 6),
+                                       ("steps", "100,400", "100,500")]:
+        if getattr(args, name) is None:
+            setattr(args, name, gpu_value if gpu else cpu_value)
     steps = [int(s) for s in args.steps.split(",")]
 
     torch.set_num_threads(args.threads)
-    device = torch.device(args.device)
     clock = args.clock or default_clock(device)
 
     def make_model(d_model: int, heads: int) -> te.Transformer:
@@ -193,6 +201,17 @@ def main() -> None:
     if not all(identical.values()):
         raise SystemExit(f"outputs differ: {identical}")
 
+    peaks: dict[str, float] = {}
+    if gpu:  # the memory each greedy side holds at its peak, over the longest setting
+        n = max(steps)
+        for name, use_cache in [("cache", True), ("recompute", False)]:
+            torch.cuda.synchronize(device)
+            torch.cuda.empty_cache()
+            torch.cuda.reset_peak_memory_stats(device)
+            greedy_decode(model, src, max_len=n, min_len=n, bos_id=BOS, eos_id=EOS, use_cache=use_cache)
+            torch.cuda.synchronize(device)
+            peaks[f"greedy {n} new tokens, {name}"] = torch.cuda.max_memory_allocated(device) / 2**20
+
     big = make_model(args.profile_d_model, 8)
     n = steps[0]
     report = profiling.profile_steps(
@@ -220,6 +239,7 @@ def main() -> None:
             "repeats": repeat_counts,
             "outputs_identical": identical,
             "multiply_adds_ratio": {name: round(r, 1) for name, r in arithmetic.items()},
+            **({"peak_memory_mib": {name: round(m, 1) for name, m in peaks.items()}} if peaks else {}),
             "profile": {"setting": f"d_model {args.profile_d_model}, 8 heads, otherwise as above, {n} tokens",
                         "step_ms": round(report.step_ms, 3), "ops_share": round(report.ops_share, 3),
                         "reads_per_step": report.reads_per_step,

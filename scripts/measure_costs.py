@@ -201,43 +201,57 @@ def render_markdown(data: dict) -> str:
         totals.append(_seconds(sum(ok)) if ok else "–")
     lines += ["| **All chapters** | " + " | ".join(f"**{t}**" for t in totals) + " |", ""]
 
-    benchmarks: dict[str, str] = {}
-    for run in runs:
-        for bench in run["benchmarks"]:
-            benchmarks.setdefault(bench["script"], bench.get("description", ""))
     lines += ["## Benchmarks", ""]
-    if not benchmarks:
+    if not any(run["benchmarks"] for run in runs):
         lines += ["No benchmark was measured.", ""]
         return "\n".join(lines + _live_translator_lines(data))
-    header = "| Benchmark | Ratio | " + " | ".join(DEVICE_NAMES[d] for d in devices) + " |"
-    rule = "| --- | --- | " + " | ".join("---:" for _ in devices) + " |"
-    lines += header.splitlines() + [rule]
-    for script, description in benchmarks.items():
-        labels: list[str] = []
-        for run in runs:
-            for bench in run["benchmarks"]:
-                if bench["script"] == script:
-                    labels += [k for k in bench.get("ratios", {}) if k not in labels]
-        name = f"`{script}`" + (f": {description}" if description else "")
-        dates = sorted({b["date"] for run in runs for b in run["benchmarks"]
-                        if b["script"] == script and b.get("date") and b["date"] != run["date"]})
-        if dates:  # re-measured on its own (--benchmark) after the chapters
-            name += f" (measured on {', '.join(dates)})"
-        if not labels:
-            labels = [""]
-        for row, label in enumerate(labels):
-            cells = []
-            for run in runs:
-                found = [b for b in run["benchmarks"] if b["script"] == script]
-                if not found:
-                    cells.append("–")
-                elif found[0]["status"] != "ok":
-                    cells.append("failed")
-                else:
-                    cells.append(_ratio(found[0]["ratios"].get(label)))
-            lines.append(f"| {name if row == 0 else ''} | {label} | " + " | ".join(cells) + " |")
-    lines.append("")
+    lines += [
+        "Each benchmark runs its sides interleaved in one process and prints the",
+        "ratio of their medians, so the machine's noise hits both sides alike. A",
+        "device's benchmarks use their own setting (on a GPU, the paper's base",
+        "model size), named in each row.",
+        "",
+    ]
+    for run in runs:
+        if not run["benchmarks"]:
+            continue
+        device = DEVICE_NAMES[run["device"]]
+        if len(runs) > 1:
+            gpu = run["machine"].get("gpu")
+            lines += [f"### {device}" + (f": {gpu}" if gpu else ""), ""]
+        lines += [f"| Benchmark | Ratio | {device} |", "| --- | --- | ---: |"]
+        for bench in run["benchmarks"]:
+            name = f"`{bench['script']}`" + (f": {bench['description']}" if bench.get("description") else "")
+            if bench.get("date") and bench["date"] != run["date"]:  # re-measured on its own (--benchmark)
+                name += f" (measured on {bench['date']})"
+            if bench["status"] != "ok":
+                lines.append(f"| {name} | | failed |")
+                continue
+            for row, (label, value) in enumerate(bench["ratios"].items()):
+                lines.append(f"| {name if row == 0 else ''} | {label} | {_ratio(value)} |")
+        lines.append("")
+        lines += _gpu_detail_lines(run)
     return "\n".join(lines + _live_translator_lines(data))
+
+
+def _gpu_detail_lines(run: dict) -> list[str]:
+    """Peak memory and host reads that the GPU benchmarks record next to their ratios."""
+    if run["device"] != "cuda":
+        return []
+    lines = []
+    for bench in run["benchmarks"]:
+        details = bench.get("details", {}) if bench["status"] == "ok" else {}
+        for name, mib in details.get("peak_memory_mib", {}).items():
+            what = "a training step" if "training" in bench["script"] else "decoding"
+            lines.append(f"- Peak GPU memory of {what}, {name}: {mib:,.0f} MiB.")
+        profile = details.get("profile")
+        if profile and "reads_per_step" in profile:
+            lines.append(
+                f"- Profile of the cached greedy step ({profile['setting']}): {profile['step_ms']:.2f} ms per "
+                f"step, {profile['reads_per_step']:.2f} reads of a value from the GPU per step (each one a "
+                "host–device synchronisation)."
+            )
+    return lines + [""] if lines else []
 
 
 def load_costs(path: Path = COSTS_JSON) -> dict:

@@ -32,7 +32,16 @@ from . import data
 from .checkpoint import save_checkpoint
 from .metrics import corpus_bleu, exact_match
 from .model import Transformer, TransformerConfig
-from .training import AveragedWeights, BestWeights, LabelSmoothingLoss, fit, make_optimizer, warmup_schedule
+from .training import (
+    AMP_DTYPES,
+    AveragedWeights,
+    BestWeights,
+    LabelSmoothingLoss,
+    autocast,
+    fit,
+    make_optimizer,
+    warmup_schedule,
+)
 from .translator import Translator
 
 __all__ = ["Recipe", "RECIPES", "task_splits", "train_task", "main"]
@@ -103,6 +112,7 @@ def train_task(
     progress: bool = True,
     out: str | Path | None = None,
     src_transform: Callable[[str], str] | None = None,
+    amp: str | None = None,
 ) -> tuple[Translator, dict]:
     """Train the recipe of ``task`` and measure it on the test split.
 
@@ -122,6 +132,10 @@ def train_task(
             baseline; the metrics are measured on the rewritten sources, and
             ``metrics["src_transform"]`` names it. The translator returned
             does not apply it: give it rewritten sentences.
+        amp: ``None`` (float32, the default), ``"bf16"`` or ``"fp16"``:
+            training, validation and the test translations run under that
+            autocast (see :func:`~transformer_edu.training.autocast`; fp16
+            scales the loss with a GradScaler).
 
     After every epoch the weights of the last ``recipe.average_last``
     epochs are averaged, the average is measured on the valid split (greedy
@@ -148,6 +162,8 @@ def train_task(
         recipe = replace(recipe, epochs=epochs)
     if src_transform is not None and not callable(src_transform):
         raise TypeError(f"src_transform must be a function str -> str or None, got {type(src_transform).__name__}")
+    if amp is not None and amp not in AMP_DTYPES:
+        raise ValueError(f"amp must be None, 'bf16' or 'fp16', got {amp!r}")
     torch.manual_seed(seed)
     random.seed(seed)
     splits = task_splits(task, data_seed)
@@ -184,7 +200,7 @@ def train_task(
         """Average the last epochs' weights, measure the average's greedy exact match on the
         valid split, keep the best average and stop once it is perfect."""
         averaged(epoch, history)
-        with averaged.applied():  # the model holds the average; training resumes with its own weights
+        with averaged.applied(), autocast(device, amp):  # the model holds the average; training resumes with its own weights
             hypotheses = translator.translate(valid_sources, beam_size=1)
             history.setdefault("valid_exact_match", []).append(exact_match(hypotheses, valid_references))
             best(epoch, history)
@@ -193,16 +209,17 @@ def train_task(
     start, cpu_start = time.perf_counter(), time.process_time()
     history = fit(model, train_batches, valid_batches, epochs=recipe.epochs, optimizer=optimizer,
                   scheduler=scheduler, loss_fn=loss_fn, clip_norm=recipe.clip_norm, progress=progress,
-                  on_epoch_end=on_epoch_end)
+                  on_epoch_end=on_epoch_end, amp=amp)
     train_seconds, train_cpu_seconds = time.perf_counter() - start, time.process_time() - cpu_start
     best_epoch = best.restore()
 
     def measure(pairs: list[tuple[str, str]]) -> tuple[dict, list[str]]:
         sources, references = map(list, zip(*pairs))
-        start = time.perf_counter()
-        beam = translator.translate(sources, beam_size=recipe.beam_size, length_penalty=recipe.length_penalty)
-        seconds = time.perf_counter() - start
-        greedy = translator.translate(sources, beam_size=1)
+        with autocast(device, amp):
+            start = time.perf_counter()
+            beam = translator.translate(sources, beam_size=recipe.beam_size, length_penalty=recipe.length_penalty)
+            seconds = time.perf_counter() - start
+            greedy = translator.translate(sources, beam_size=1)
         scores = {"size": len(pairs), "exact_match": exact_match(beam, references),
                   "bleu": corpus_bleu(beam, references).score, "greedy_exact_match": exact_match(greedy, references),
                   "greedy_bleu": corpus_bleu(greedy, references).score, "decode_seconds": seconds}
@@ -228,6 +245,7 @@ def train_task(
         "seed": seed,
         "data_seed": data_seed,
         "device": str(device),
+        "amp": amp,
         "threads": torch.get_num_threads(),
         "torch_version": str(torch.__version__),
         "config": config.to_dict(),
@@ -269,6 +287,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--threads", type=int, default=1,
                         help="CPU threads for PyTorch (default 1: the models are small, and extra threads "
                              "slow training down badly on a busy machine)")
+    parser.add_argument("--amp", choices=sorted(AMP_DTYPES), default=None,
+                        help="mixed precision: train and decode under bfloat16 or float16 autocast (float16 with "
+                             "a GradScaler, for GPUs without bfloat16 such as Colab's T4); default float32")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     return parser
 
@@ -283,7 +304,7 @@ def main(argv: list[str] | None = None) -> int:
         _parser().error("--device cuda was asked for, but PyTorch sees no CUDA GPU")
     torch.set_num_threads(args.threads)
     _, metrics = train_task(args.task, epochs=args.epochs, seed=args.seed, data_seed=args.data_seed,
-                            device=args.device, progress=not args.quiet, out=args.out)
+                            device=args.device, progress=not args.quiet, out=args.out, amp=args.amp)
     metrics_path = args.metrics_json or args.out / "metrics.json"
     metrics_path.parent.mkdir(parents=True, exist_ok=True)
     metrics_path.write_text(json.dumps(metrics, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")

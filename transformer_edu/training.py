@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 import time
 from collections import deque
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from typing import Callable, Iterable, Iterator
 
 import torch
@@ -33,6 +33,8 @@ __all__ = [
     "warmup_schedule",
     "make_optimizer",
     "perplexity",
+    "AMP_DTYPES",
+    "autocast",
     "evaluate",
     "fit",
     "BestWeights",
@@ -219,19 +221,58 @@ def _device_of(model: nn.Module) -> torch.device:
     return next(model.parameters()).device
 
 
+# --------------------------------------------------------------------------
+# Mixed precision
+# --------------------------------------------------------------------------
+
+#: The names ``amp=`` takes, and the dtype each one computes in.
+AMP_DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16}
+
+
+def _check_amp(amp: str | None) -> None:
+    if amp is not None and amp not in AMP_DTYPES:
+        raise ValueError(f"amp must be None, 'bf16' or 'fp16', got {amp!r}")
+
+
+def autocast(device: torch.device | str, amp: str | None):
+    """The context in which to run the model for ``amp`` on ``device``.
+
+    ``None`` is float32 (a context that changes nothing); ``"bf16"`` and
+    ``"fp16"`` are :func:`torch.autocast` with that dtype: matrix products in
+    16 bits, softmax, normalisation and losses in float32. bfloat16 keeps
+    float32's range, so it needs nothing else; float16 gradients can underflow,
+    so :func:`fit` scales the loss with a :class:`torch.amp.GradScaler` (as on
+    a Colab T4, which has no bfloat16 units).
+
+    Example::
+
+        with autocast("cuda", "bf16"):
+            logits = model(src, tgt_in)
+    """
+    _check_amp(amp)
+    if amp is None:
+        return nullcontext()
+    device_type = torch.device(device).type
+    return torch.autocast(device_type=device_type, dtype=AMP_DTYPES[amp])
+
+
 @torch.no_grad()
-def evaluate(model: nn.Module, batches: Iterable, loss_fn: nn.Module | None = None) -> dict[str, float]:
+def evaluate(
+    model: nn.Module, batches: Iterable, loss_fn: nn.Module | None = None, *, amp: str | None = None
+) -> dict[str, float]:
     """Loss over ``batches`` with teacher forcing, dropout off.
 
     Args:
         model: a :class:`~transformer_edu.Transformer`.
         batches: :class:`~transformer_edu.data.Batch` es (``src``, ``tgt_in``, ``tgt_out``).
         loss_fn: e.g. a :class:`LabelSmoothingLoss`; its mean per token is reported as ``"loss"``.
+        amp: ``None`` (float32), ``"bf16"`` or ``"fp16"``: see :func:`autocast`.
 
     Returns:
         ``{"loss": …, "nll": …, "tokens": …}``: ``nll`` is the plain cross-entropy per
         target token (no smoothing), so ``perplexity(result["nll"])`` is the perplexity.
     """
+    _check_amp(amp)
     was_training = model.training
     model.eval()
     device, pad_id = _device_of(model), model.config.pad_id
@@ -239,7 +280,9 @@ def evaluate(model: nn.Module, batches: Iterable, loss_fn: nn.Module | None = No
     tokens = 0
     for batch in batches:
         batch = batch.to(device)
-        logits = model(batch.src, batch.tgt_in)  # (B, T, V)
+        with autocast(device, amp):
+            logits = model(batch.src, batch.tgt_in)  # (B, T, V)
+        logits = logits.float()  # the losses in float32
         n = int((batch.tgt_out != pad_id).sum())
         nll = F.cross_entropy(logits.flatten(0, 1), batch.tgt_out.flatten(), ignore_index=pad_id, reduction="sum")
         nll_sum += float(nll)
@@ -267,6 +310,7 @@ def fit(
     history: dict[str, list] | None = None,
     on_epoch_end: Callable[[int, dict[str, list]], bool | None] | None = None,
     progress: bool = True,
+    amp: str | None = None,
 ) -> dict[str, list]:
     """Train with teacher forcing for epochs ``start_epoch … epochs − 1``.
 
@@ -300,6 +344,14 @@ def fit(
             When ``on_epoch_end`` stops training early, the bar ends full,
             its total cut to the epochs run, and its postfix says so
             (``stopped=early, 8 planned``).
+        amp: ``None`` trains in float32 (the paper's setting); ``"bf16"``
+            runs the forward pass and the loss under bfloat16 autocast;
+            ``"fp16"`` under float16 autocast, with the loss scaled by a
+            :class:`torch.amp.GradScaler` so small gradients do not flush to
+            zero. An update whose gradients overflowed is skipped (the scaler
+            lowers its scale) and does not advance the scheduler. Validation
+            runs under the same autocast. The weights and Adam's moments stay
+            float32 either way.
 
     Returns:
         The history, a dict of equally long lists, one entry per epoch:
@@ -311,6 +363,7 @@ def fit(
     See Chapter 7.
     """
     _validate.positive_int("epochs", epochs)
+    _check_amp(amp)
     if isinstance(start_epoch, bool) or not isinstance(start_epoch, int) or not 0 <= start_epoch <= epochs:
         raise ValueError(f"start_epoch must be an int in [0, epochs = {epochs}], got {start_epoch!r}")
     if clip_norm is not None and not clip_norm > 0:
@@ -324,30 +377,43 @@ def fit(
             f"{len(history.get('epoch', []))} records"
         )
     device, pad_id = _device_of(model), model.config.pad_id
+    # Disabled (amp None or "bf16"), the scaler passes everything through: scale(loss) is loss,
+    # unscale_ does nothing and step(optimizer) is optimizer.step().
+    scaler = torch.amp.GradScaler(device.type, enabled=amp == "fp16")
     bar = tqdm(total=epochs, initial=start_epoch, unit="epoch", disable=not progress)
     for epoch in range(start_epoch, epochs):
         model.train()
         start = time.perf_counter()
-        loss_sum, grad_sum, tokens, updates = 0.0, 0.0, 0, 0
+        loss_sum, grad_sum, tokens, updates, skipped = 0.0, 0.0, 0, 0, 0
         for batch in _epoch_batches("train_batches", train_batches, epoch):
             batch = batch.to(device)
-            logits = model(batch.src, batch.tgt_in)  # (B, T, V)
-            loss = loss_fn(logits, batch.tgt_out)
+            with autocast(device, amp):
+                logits = model(batch.src, batch.tgt_in)  # (B, T, V)
+                loss = loss_fn(logits, batch.tgt_out)
             optimizer.zero_grad(set_to_none=True)
-            loss.backward()
-            if clip_norm is not None:
-                grad_sum += float(nn.utils.clip_grad_norm_(model.parameters(), clip_norm))
-            optimizer.step()
+            scaler.scale(loss).backward()
+            scaler.unscale_(optimizer)  # true gradients, so clipping sees their real norm
+            norm = nn.utils.clip_grad_norm_(model.parameters(), clip_norm) if clip_norm is not None else None
+            scale = scaler.get_scale() if scaler.is_enabled() else None
+            scaler.step(optimizer)
+            scaler.update()
+            if scale is not None and scaler.get_scale() < scale:  # fp16 overflow: this update was skipped
+                skipped += 1
+                continue
+            if norm is not None:
+                grad_sum += float(norm)
             if scheduler is not None:
                 scheduler.step()
             n = int((batch.tgt_out != pad_id).sum())
             loss_sum, tokens, updates = loss_sum + loss.item() * n, tokens + n, updates + 1
             bar.set_postfix(loss=f"{loss.item():.3f}", refresh=False)
         if updates == 0:
+            if skipped:
+                raise FloatingPointError(f"every one of the {skipped} updates of epoch {epoch} overflowed in float16")
             raise ValueError(f"train_batches gave no batches in epoch {epoch}")
         seconds = time.perf_counter() - start
         valid = (
-            evaluate(model, _epoch_batches("valid_batches", valid_batches, epoch), loss_fn)
+            evaluate(model, _epoch_batches("valid_batches", valid_batches, epoch), loss_fn, amp=amp)
             if valid_batches is not None
             else {"loss": float("nan"), "nll": float("nan")}
         )
