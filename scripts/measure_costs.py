@@ -9,6 +9,8 @@ Usage (from the repository root)::
     python scripts/measure_costs.py --device cpu --benchmark benchmarks/decoding.py
                                                     # re-run one benchmark, keep the rest
     python scripts/measure_costs.py --live-translator  # time Chapter 8's live translator in Chromium
+    python scripts/measure_costs.py --device cuda --only chapters
+                                                    # re-time the chapters, keep the benchmarks
 
 Every run of a device replaces the earlier results of that device in
 ``book/_data/costs.json`` and keeps the others, so CPU and GPU numbers may come
@@ -387,8 +389,8 @@ def run_benchmark(path: Path, device: str) -> dict:
     return record
 
 
-def measure(device: str) -> dict:
-    """Run every chapter and benchmark on ``device`` and return the run's record."""
+def measure(device: str, parts: tuple[str, ...] = ("chapters", "benchmarks")) -> dict:
+    """Run every chapter and benchmark on ``device`` (or only ``parts`` of them) and return the run's record."""
     import torch
 
     run = {
@@ -400,14 +402,14 @@ def measure(device: str) -> dict:
         "chapters": [],
         "benchmarks": [],
     }
-    for path in chapter_notebooks():
+    for path in chapter_notebooks() if "chapters" in parts else []:
         if not path.exists():
             print(f"[{device}] missing, skipped: {path.relative_to(REPO_ROOT)}", flush=True)
             continue
         record = time_notebook(path, device)
         run["chapters"].append(record)
         print(f"[{device}] {record['notebook']}: {record['status']} in {record['seconds']:.1f} s", flush=True)
-    for path in sorted(BENCHMARKS_DIR.glob("*.py")):
+    for path in sorted(BENCHMARKS_DIR.glob("*.py")) if "benchmarks" in parts else []:
         if path.name.startswith("_"):
             continue
         record = run_benchmark(path, device)
@@ -479,6 +481,12 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="only measure Chapter 8's live translator in Chromium (its browser tests)",
     )
+    parser.add_argument(
+        "--only",
+        choices=["chapters", "benchmarks"],
+        help="measure only the chapters or only the benchmarks, and keep the other part of "
+        "the device's earlier run",
+    )
     args = parser.parse_args(argv)
 
     data = load_costs()
@@ -507,7 +515,12 @@ def main(argv: list[str] | None = None) -> int:
 
     failures = 0
     for device in devices:
-        run = measure(device)
+        parts = (args.only,) if args.only else ("chapters", "benchmarks")
+        run = measure(device, parts)
+        earlier = [r for r in data.get("runs", []) if r["device"] == device]
+        if args.only and earlier:  # the part not measured now stays as it was
+            kept = "benchmarks" if args.only == "chapters" else "chapters"
+            run[kept] = earlier[0][kept]
         failures += sum(r["status"] != "ok" for r in run["chapters"] + run["benchmarks"])
         data["runs"] = [r for r in data.get("runs", []) if r["device"] != device] + [run]
         write_page(data)

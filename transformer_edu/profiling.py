@@ -28,6 +28,7 @@ import os
 import statistics
 import sys
 import time
+import warnings
 from contextlib import contextmanager
 from typing import Callable, Iterator, NamedTuple
 
@@ -182,7 +183,10 @@ def profile_steps(
     step_ms = 1000 * statistics.median(_timed(run, device) for _ in range(repeats)) / steps
 
     prof = profile(activities=[ProfilerActivity.CPU])
-    with _native_stderr_hidden():
+    with _native_stderr_hidden(), warnings.catch_warnings():
+        # Some PyTorch versions warn, once per process, that a profiler keeps only its last
+        # cycle's events; this one runs a single cycle, so the warning says nothing here.
+        warnings.filterwarnings("ignore", message=".*Profiler clears events")
         prof.start()
     try:
         with record_function(_MARK):
