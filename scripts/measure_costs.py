@@ -243,6 +243,7 @@ def _gpu_detail_lines(run: dict) -> list[str]:
     lines = []
     for bench in run["benchmarks"]:
         details = bench.get("details", {}) if bench["status"] == "ok" else {}
+        details = details.get("details", details)  # the script's own "details", kept under "details"
         for name, mib in details.get("peak_memory_mib", {}).items():
             what = "a training step" if "training" in bench["script"] else "decoding"
             lines.append(f"- Peak GPU memory of {what}, {name}: {mib:,.0f} MiB.")

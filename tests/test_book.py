@@ -261,6 +261,30 @@ def test_costs_page_renders_a_measurement():
     assert "| `benchmarks/b.py`: cache | speed-up | 4.25× |" in text
 
 
+def test_costs_page_gives_each_device_its_own_benchmark_table():
+    measure_costs = load_measure_costs()
+
+    def run(device, gpu, details):
+        return {
+            "device": device, "date": "2025-01-01", "python": "3.12", "torch": "2.0",
+            "machine": {"platform": "Linux", "cpu": "Some CPU", "cpu_count": 16, "gpu": gpu},
+            "chapters": [{"notebook": "notebooks/01_attention.ipynb", "title": "t", "seconds": 9.0, "status": "ok"}],
+            "benchmarks": [{"script": "benchmarks/b.py", "description": f"on {device}", "ratios": {"speed-up": 2.0},
+                            "status": "ok", "details": {"name": "b", "details": details}}],
+        }
+
+    gpu_details = {"peak_memory_mib": {"ours, float32": 2048.4},
+                   "profile": {"setting": "d_model 512", "step_ms": 1.234, "reads_per_step": 0.125}}
+    text = measure_costs.render_markdown({"runs": [run("cuda", "Some GPU", gpu_details), run("cpu", None, {})]})
+    cpu, gpu = text.index("### CPU"), text.index("### GPU (CUDA): Some GPU")
+    assert cpu < gpu  # the CPU first, whatever the order in the JSON
+    assert "| `benchmarks/b.py`: on cpu | speed-up | 2× |" in text[cpu:gpu]
+    assert "| `benchmarks/b.py`: on cuda | speed-up | 2× |" in text[gpu:]
+    assert "- Peak GPU memory of decoding, ours, float32: 2,048 MiB." in text
+    assert "1.23 ms per step, 0.12 reads of a value from the GPU per step" in text
+    assert "| {doc}`/notebooks/01_attention` | 9.0 s | 9.0 s |" in text
+
+
 def test_architecture_map_labels_every_chapter():
     svg = (bs.REPO_ROOT / "book" / "images" / "architecture.svg").read_text(encoding="utf-8")
     for number in range(1, 9):
