@@ -200,8 +200,12 @@ def render_markdown(data: dict) -> str:
     totals = []
     for run in runs:
         ok = [c["seconds"] for c in run["chapters"] if c["status"] == "ok"]
-        totals.append(_seconds(sum(ok)) if ok else "–")
+        part = f" ({len(ok)} of {len(run['chapters'])} chapters)" if len(ok) < len(run["chapters"]) else ""
+        totals.append(_seconds(sum(ok)) + part if ok else "–")
     lines += ["| **All chapters** | " + " | ".join(f"**{t}**" for t in totals) + " |", ""]
+    notes = [f"- {DEVICE_NAMES[run['device']]}, {{doc}}`/{c['notebook'].removesuffix('.ipynb')}`: {c['note']}."
+             for run in runs for c in run["chapters"] if c.get("note")]
+    lines += notes + [""] if notes else []
 
     lines += ["## Benchmarks", ""]
     if not any(run["benchmarks"] for run in runs):
