@@ -98,3 +98,44 @@ def test_a_notebooks_cells_run_on_one_worker(tmp_path):
     assert len(set(workers.values())) == 1, f"cells split between workers: {workers}"
     other = set(re.findall(r"\[(gw\d+)\][^\n]*?PASSED tests/test_other\.py", report))
     assert len(other) == 1, f"one test file, one worker: {other}"
+
+
+class _Cell:
+    def __init__(self, tags):
+        self.metadata = {"tags": tags} if tags is not None else {}
+
+
+class _Item:
+    """What the hook reads of an nbval cell item (or of a test function: no ``cell``)."""
+
+    def __init__(self, nodeid, tags=None, notebook=True):
+        self.nodeid = nodeid
+        if notebook:
+            self.cell = _Cell(tags)
+            self.options = {"check": True, "skip": False}
+
+
+def test_device_dependent_outputs_are_compared_on_a_cpu_and_not_on_cuda(monkeypatch):
+    def collect(on_cuda):
+        monkeypatch.setattr(root, "_runs_on_cuda", lambda: on_cuda)
+        items = [_Item("notebooks/06_decoder.ipynb::Cell 5", [root.DEVICE_TAG]),
+                 _Item("notebooks/06_decoder.ipynb::Cell 6", ["hide-input"]),
+                 _Item("notebooks/06_decoder.ipynb::Cell 7"),
+                 _Item("tests/test_model.py::test_x", notebook=False)]
+        root.pytest_collection_modifyitems(object(), items)  # not an xdist worker: no reordering
+        return [item.options["check"] for item in items[:3]]
+
+    assert collect(on_cuda=False) == [True, True, True]
+    assert collect(on_cuda=True) == [False, True, True]  # only the tagged cell, and it still runs
+
+
+def test_only_cells_whose_output_names_the_device_are_tagged():
+    # The tag hides a cell's output from nbval on a GPU: keep it to the cells measured to
+    # differ there (README, "On a GPU"), not a blanket over a chapter.
+    tagged = {
+        f"{path.name}::{index}"
+        for path in bs.chapter_notebooks()
+        for index, cell in enumerate(c for c in nbformat.read(path, as_version=4).cells if c.cell_type == "code")
+        if root.DEVICE_TAG in cell.metadata.get("tags", [])
+    }
+    assert tagged == {"06_decoder.ipynb::5"}
