@@ -1,18 +1,28 @@
-"""The seed sweep behind Chapters 7 and 8 (``scripts/seed_sweep.py``).
+"""Seeds: every chapter reads its own, and the sweep behind Chapters 7 and 8.
 
-The chapters' asserts on short training runs claim only what held for every
-seed of the sweep, whose results are stored in ``book/_data/seed_sweep.json``.
-These tests read that file: a sweep rerun after a change to the recipe, in
-which a claim no longer holds for some seed, fails here until the chapter's
-claim (and its assert) is changed.
+Every chapter notebook reads ``TRANSFORMER_EDU_SEED`` into ``SEED`` in its
+first code cell after the Colab setup cell, and derives every seed it uses
+from it (no literal seed in ``manual_seed``, ``random.seed``,
+``random.Random``, ``default_rng`` or a ``seed=`` argument): unset, the
+variable gives the stored run; ``bash .ci/seeds`` runs every chapter under
+other seeds with ``--nbval-lax``, so every assert must hold for them too.
+
+The asserts of Chapters 7 and 8 on short training runs claim only what held
+for every seed of ``scripts/seed_sweep.py``, whose results are stored in
+``book/_data/seed_sweep.json``. These tests read that file: a sweep rerun
+after a change to the recipe, in which a claim no longer holds for some seed,
+fails here until the chapter's claim (and its assert) is changed.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
+
+import pytest
 
 if __package__:
     from . import book_support as bs
@@ -45,14 +55,31 @@ def test_every_claim_held_for_every_seed():
     assert not failed, failed
 
 
-def test_the_training_chapters_take_their_seed_from_the_environment():
-    for name in ("07_training.ipynb", "08_beam_search.ipynb"):
-        source = "\n".join(
-            "".join(cell["source"]) for cell in bs.read_notebook(bs.REPO_ROOT / "notebooks" / name)["cells"]
-            if cell["cell_type"] == "code"
-        )
-        assert 'SEED = int(os.environ.get("TRANSFORMER_EDU_SEED", "0"))' in source, name
-        assert "manual_seed(0)" not in source, name  # every seed derived from SEED
+SEED_LINE = 'SEED = int(os.environ.get("TRANSFORMER_EDU_SEED", "0"))'
+# A seed written as a number: manual_seed(0), random.seed(1), Random(2),
+# default_rng(3), seed=4 (an argument or a default).
+LITERAL_SEED = re.compile(r"(manual_seed\(|\.seed\(|\bRandom\(|default_rng\(|\bseed\s*=)\s*[\d_]+\s*([,)]|$)")
+NOTEBOOKS = bs.chapter_notebooks()
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[path.stem for path in NOTEBOOKS])
+def test_every_chapter_takes_its_seeds_from_the_environment(path):
+    cells = [cell["source"] for cell in bs.read_notebook(path)["cells"] if cell["cell_type"] == "code"]
+    first = next(source for source in cells if not source.lstrip().startswith(bs.SETUP_COMMENT))
+    assert SEED_LINE in first, f"{path.name}: its first code cell does not read TRANSFORMER_EDU_SEED"
+    literal = [line.strip() for source in cells for line in source.splitlines() if LITERAL_SEED.search(line)]
+    assert not literal, f"{path.name}: seeds not derived from SEED: {literal}"
+
+
+def test_the_literal_seed_pattern():
+    for line in ("torch.manual_seed(0)", "g = torch.Generator().manual_seed(12)", "random.seed(3)",
+                 "rng = random.Random(7)", "np.random.default_rng(1)", "build(seed=1)",
+                 "def f(n, seed=0):", "make_batches(pairs, seed = 2)"):
+        assert LITERAL_SEED.search(line), line
+    for line in ("torch.manual_seed(SEED)", "torch.manual_seed(1000 * SEED + 1)", "random.seed(SEED)",
+                 "rng = random.Random(SEED)", "def f(n, seed=SEED):", "seed=1000 * SEED + epoch",
+                 "data.toy_translation_splits(0)", "data_seed=0"):
+        assert not LITERAL_SEED.search(line), line
 
 
 def test_the_script_runs():
