@@ -89,6 +89,9 @@ from transformer_edu.train import RECIPES, train_task
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_OUT = REPO_ROOT / "book" / "_data" / "seed_sweep.json"
+# The summary alone, shipped with the package (transformer_edu.seeds): the
+# chapters print their own run next to it, in Colab too.
+PACKAGE_SUMMARY = REPO_ROOT / "transformer_edu" / "assets" / "seed_sweep.json"
 EXPERIMENTS = ("warmup", "reverse", "ablations", "young")
 
 DEVICE = torch.device("cpu")
@@ -584,19 +587,24 @@ def young_model(seed: int) -> tuple[dict, dict]:
     numbers["ch8.beam_only"] = len(beam_only)
     numbers["ch8.greedy_only"] = len(greedy_only)
 
-    # cell 6: the shortest beam-only sentence that two beams already get right
+    # cell 6: greedy's search errors among the beam-only sentences (the model
+    # scores the reference above greedy's output), and the shortest of them
+    # that two beams already get right
+    def search_gain(i):
+        return log_prob(young, test_sources[i], test_references[i]) - log_prob(
+            young, test_sources[i], young_out[1][i]
+        )
+
+    search_errors = [i for i in beam_only if search_gain(i) > 0]
+    numbers["ch8.search_errors"] = len(search_errors)
     examples = [
         i
-        for i in sorted(beam_only, key=lambda i: len(test_sources[i].split()))
+        for i in sorted(search_errors, key=lambda i: len(test_sources[i].split()))
         if young.translate(test_sources[i], beam_size=2) == test_references[i]
     ]
     numbers["ch8.cell6.candidates"] = len(examples)
     if examples:
-        i = examples[0]
-        numbers["ch8.cell6.logp_gain"] = log_prob(
-            young, test_sources[i], test_references[i]
-        ) - log_prob(young, test_sources[i], young_out[1][i])
-        details["cell6_example"] = test_sources[i]
+        details["cell6_example"] = test_sources[examples[0]]
 
     # cell 14: the beam-search curse (K = 4 is cell 10's nbest[0.6], K = 2
     # cell 26's full search)
@@ -860,10 +868,11 @@ CLAIMS = {
         "margin > 0",
         lambda r: r["ch8.cell6.candidates"],
     ),
-    "cell 6: log P(reference) > log P(greedy)": (
+    "cell 6: at least 5 of the beam-only sentences are greedy's search errors "
+    "(log P(reference) > log P(greedy's output))": (
         "young",
-        "margin > 0",
-        lambda r: r.get("ch8.cell6.logp_gain", -math.inf),
+        "margin >= 0",
+        lambda r: r["ch8.search_errors"] - 5,
     ),
     "cell 10 finds its showcase": (
         "young",
@@ -1076,6 +1085,23 @@ def write_json(
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(
         json.dumps(result, indent=1, ensure_ascii=False) + "\n",
+        encoding="utf-8",
+    )
+    if path.resolve() == DEFAULT_OUT.resolve():
+        write_package_summary(result)
+
+
+def write_package_summary(result: dict) -> None:
+    """Write the seeds and the summary of ``result`` to the package's copy."""
+    shipped = {
+        "description": "The mean, minimum and maximum over seeds of every "
+        "number of book/_data/seed_sweep.json (written with it by "
+        "scripts/seed_sweep.py; read by transformer_edu.seeds).",
+        "seeds": [int(seed) for seed in result["seeds"]],
+        "summary": result["summary"],
+    }
+    PACKAGE_SUMMARY.write_text(
+        json.dumps(shipped, indent=1, ensure_ascii=False) + "\n",
         encoding="utf-8",
     )
 

@@ -89,3 +89,25 @@ def test_the_script_runs():
     )
     assert result.returncode == 0, result.stderr[-2000:]
     assert "--seeds" in result.stdout
+
+
+def test_the_package_ships_the_sweeps_summary_as_stored_in_the_book():
+    from transformer_edu import seeds
+
+    sweep, shipped = load(), seeds.summary()
+    assert shipped["seeds"] == [int(seed) for seed in sweep["seeds"]]
+    assert shipped["summary"] == sweep["summary"], "rerun scripts/seed_sweep.py: it writes both files"
+
+
+def test_spread_prints_the_mean_and_range_and_names_an_unknown_key():
+    from transformer_edu import seeds
+
+    key = "ch7.warmup.post_ln"
+    entry = load()["summary"][key]
+    line = seeds.spread(key, fmt=".3f")
+    assert line == f"seeds 0-4: mean {entry['mean']:.3f}, from {entry['min']:.3f} to {entry['max']:.3f}"
+    assert seeds.spread("ch8.beam4.exact", scale=100, fmt=".0f").startswith("seeds 0-4: mean ")
+    with pytest.raises(ValueError, match=r"'ch7.warmup.post_lnn' is not a number of the seed sweep; did you mean"):
+        seeds.spread("ch7.warmup.post_lnn")
+    with pytest.raises(TypeError, match="key must be a str"):
+        seeds.spread(3)
