@@ -111,3 +111,11 @@ def test_spread_prints_the_mean_and_range_and_names_an_unknown_key():
         seeds.spread("ch7.warmup.post_lnn")
     with pytest.raises(TypeError, match="key must be a str"):
         seeds.spread(3)
+
+
+def test_spread_has_a_short_form_for_tables():
+    from transformer_edu import seeds
+
+    entry = load()["summary"]["ch8.curse.K4.bleu"]
+    expected = f"{entry['mean']:.1f} ({entry['min']:.1f} to {entry['max']:.1f})"
+    assert seeds.spread("ch8.curse.K4.bleu", fmt=".1f", short=True) == expected

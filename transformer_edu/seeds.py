@@ -41,7 +41,7 @@ def _seed_range(seeds: list[int]) -> str:
     return ", ".join(map(str, seeds))
 
 
-def spread(key: str, *, fmt: str = ".2f", scale: float = 1.0) -> str:
+def spread(key: str, *, fmt: str = ".2f", scale: float = 1.0, short: bool = False) -> str:
     """One line: the mean and the range of ``key`` over the sweep's seeds.
 
     Args:
@@ -49,6 +49,7 @@ def spread(key: str, *, fmt: str = ".2f", scale: float = 1.0) -> str:
             ``summary()["summary"]`` for all of them).
         fmt: the format of the numbers, e.g. ``".1f"``.
         scale: multiplies every number first, e.g. 100 for a percentage.
+        short: for a table: ``"M (A to B)"``, without naming the seeds.
 
     Returns:
         ``"seeds 0-4: mean M, from A to B"``.
@@ -62,4 +63,6 @@ def spread(key: str, *, fmt: str = ".2f", scale: float = 1.0) -> str:
         raise ValueError(f"key {key!r} is not a number of the seed sweep{hint}")
     entry = numbers[key]
     mean, low, high = (scale * entry[name] for name in ("mean", "min", "max"))
+    if short:
+        return f"{mean:{fmt}} ({low:{fmt}} to {high:{fmt}})"
     return f"seeds {_seed_range(summary()['seeds'])}: mean {mean:{fmt}}, from {low:{fmt}} to {high:{fmt}}"
