@@ -54,3 +54,20 @@ def compare(runs: dict[str, Callable[[], object]], repeats: int, device: torch.d
             seconds, outputs[name] = timed(run, device, clock)
             times[name].append(seconds)
     return {name: statistics.median(t) for name, t in times.items()}, outputs
+
+
+def device_defaults(args, device: torch.device, defaults: dict[str, tuple[object, object]]) -> None:
+    """Fill in every argument left at ``None``: ``defaults[name] = (on a CPU, on a GPU)``."""
+    for name, (cpu_value, gpu_value) in defaults.items():
+        if getattr(args, name) is None:
+            setattr(args, name, gpu_value if device.type == "cuda" else cpu_value)
+
+
+def peak_memory(run: Callable[[], object], device: torch.device) -> int:
+    """Bytes of GPU memory allocated at the peak of one call of ``run()`` (a CUDA device)."""
+    torch.cuda.synchronize(device)
+    torch.cuda.empty_cache()
+    torch.cuda.reset_peak_memory_stats(device)
+    run()
+    torch.cuda.synchronize(device)
+    return torch.cuda.max_memory_allocated(device)

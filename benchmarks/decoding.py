@@ -43,11 +43,12 @@ decodes exactly the same number of steps.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import math
 
 import torch
-from _timing import CLOCKS, compare, default_clock
+from _timing import CLOCKS, compare, default_clock, device_defaults, peak_memory
 
 import transformer_edu as te
 from transformer_edu import profiling
@@ -131,10 +132,8 @@ def main() -> None:
     args = parser.parse_args()
     device = torch.device(args.device)
     gpu = device.type == "cuda"
-    for name, cpu_value, gpu_value in [("d_model", 128, 512), ("heads", 4, 8), ("layers", 2, 6),
-                                       ("steps", "100,400", "100,500")]:
-        if getattr(args, name) is None:
-            setattr(args, name, gpu_value if gpu else cpu_value)
+    device_defaults(args, device, {"d_model": (128, 512), "heads": (4, 8), "layers": (2, 6),
+                                   "steps": ("100,400", "100,500")})
     steps = [int(s) for s in args.steps.split(",")]
 
     torch.set_num_threads(args.threads)
@@ -205,12 +204,9 @@ def main() -> None:
     if gpu:  # the memory each greedy side holds at its peak, over the longest setting
         n = max(steps)
         for name, use_cache in [("cache", True), ("recompute", False)]:
-            torch.cuda.synchronize(device)
-            torch.cuda.empty_cache()
-            torch.cuda.reset_peak_memory_stats(device)
-            greedy_decode(model, src, max_len=n, min_len=n, bos_id=BOS, eos_id=EOS, use_cache=use_cache)
-            torch.cuda.synchronize(device)
-            peaks[f"greedy {n} new tokens, {name}"] = torch.cuda.max_memory_allocated(device) / 2**20
+            run = functools.partial(greedy_decode, model, src, max_len=n, min_len=n, bos_id=BOS, eos_id=EOS,
+                                    use_cache=use_cache)
+            peaks[f"greedy {n} new tokens, {name}"] = peak_memory(run, device) / 2**20
 
     big = make_model(args.profile_d_model, 8)
     n = steps[0]

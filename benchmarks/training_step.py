@@ -18,16 +18,16 @@ reports each side's peak GPU memory during a step (``torch.cuda.max_memory_alloc
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import math
 
 import torch
-from _timing import CLOCKS, compare, default_clock
+from _timing import CLOCKS, compare, default_clock, device_defaults, peak_memory
 import torch.nn.functional as F
 from torch import nn
 
 import transformer_edu as te
+from transformer_edu.training import autocast
 
 
 class TorchTransformer(nn.Module):
@@ -61,13 +61,12 @@ class TorchTransformer(nn.Module):
 
 
 def make_step(model: nn.Module, src: torch.Tensor, tgt_in: torch.Tensor, tgt_out: torch.Tensor,
-              amp: torch.dtype | None = None):
+              amp: str | None = None):
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-4, betas=(0.9, 0.98), eps=1e-9)
 
     def step() -> None:
         optimizer.zero_grad(set_to_none=True)
-        context = torch.autocast(src.device.type, dtype=amp) if amp is not None else contextlib.nullcontext()
-        with context:
+        with autocast(src.device, amp):  # amp None: float32
             logits = model(src, tgt_in)
             loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]).float(), tgt_out.reshape(-1),
                                    ignore_index=0)
@@ -77,15 +76,10 @@ def make_step(model: nn.Module, src: torch.Tensor, tgt_in: torch.Tensor, tgt_out
     return step
 
 
-def peak_memory(step, device: torch.device) -> int:
-    """Bytes of GPU memory allocated at the peak of one call of ``step`` (its state already made)."""
+def step_peak_memory(step, device: torch.device) -> int:
+    """Bytes of GPU memory allocated at the peak of one training step, its state already made."""
     step()  # Adam's moments and the gradients exist from the first step on
-    torch.cuda.synchronize(device)
-    torch.cuda.empty_cache()
-    torch.cuda.reset_peak_memory_stats(device)
-    step()
-    torch.cuda.synchronize(device)
-    return torch.cuda.max_memory_allocated(device)
+    return peak_memory(step, device)
 
 
 def main() -> None:
@@ -107,9 +101,7 @@ def main() -> None:
     args = parser.parse_args()
     device = torch.device(args.device)
     gpu = device.type == "cuda"
-    for name, cpu_value, gpu_value in [("d_model", 256, 512), ("layers", 3, 6), ("batch", 32, 64), ("length", 32, 128)]:
-        if getattr(args, name) is None:
-            setattr(args, name, gpu_value if gpu else cpu_value)
+    device_defaults(args, device, {"d_model": (256, 512), "layers": (3, 6), "batch": (32, 64), "length": (32, 128)})
 
     torch.set_num_threads(args.threads)
     clock = args.clock or default_clock(device)
@@ -132,14 +124,14 @@ def main() -> None:
     ratios = {"ours / torch.nn.Transformer (training step)": round(ratio, 3)}
     extra: dict = {}
     if gpu:
-        bf16 = {name: make_step(model, src, tgt[:, :-1], tgt[:, 1:], torch.bfloat16)
+        bf16 = {name: make_step(model, src, tgt[:, :-1], tgt[:, 1:], "bf16")
                 for name, model in [("ours", ours), ("torch.nn.Transformer", theirs)]}
         median_bf16, _ = compare(bf16, args.repeats, device, clock, warmup=3)
         ratios["ours / torch.nn.Transformer (training step, bfloat16 autocast)"] = round(
             median_bf16["ours"] / median_bf16["torch.nn.Transformer"], 3)
         ratios["float32 / bfloat16 autocast (our training step)"] = round(
             median["ours"] / median_bf16["ours"], 3)
-        peaks = {f"{name}, {kind}": peak_memory(step, device)
+        peaks = {f"{name}, {kind}": step_peak_memory(step, device)
                  for kind, group in [("float32", steps), ("bfloat16 autocast", bf16)] for name, step in group.items()}
         ratios["ours / torch.nn.Transformer (peak GPU memory, float32)"] = round(
             peaks["ours, float32"] / peaks["torch.nn.Transformer, float32"], 3)

@@ -28,15 +28,15 @@ from typing import Callable
 
 import torch
 
-from . import data
+from . import data, training
 from .checkpoint import save_checkpoint
 from .metrics import corpus_bleu, exact_match
 from .model import Transformer, TransformerConfig
 from .training import (
-    AMP_DTYPES,
     AveragedWeights,
     BestWeights,
     LabelSmoothingLoss,
+    _check_amp,
     autocast,
     fit,
     make_optimizer,
@@ -162,8 +162,7 @@ def train_task(
         recipe = replace(recipe, epochs=epochs)
     if src_transform is not None and not callable(src_transform):
         raise TypeError(f"src_transform must be a function str -> str or None, got {type(src_transform).__name__}")
-    if amp is not None and amp not in AMP_DTYPES:
-        raise ValueError(f"amp must be None, 'bf16' or 'fp16', got {amp!r}")
+    _check_amp(amp)
     torch.manual_seed(seed)
     random.seed(seed)
     splits = task_splits(task, data_seed)
@@ -287,7 +286,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--threads", type=int, default=1,
                         help="CPU threads for PyTorch (default 1: the models are small, and extra threads "
                              "slow training down badly on a busy machine)")
-    parser.add_argument("--amp", choices=sorted(AMP_DTYPES), default=None,
+    parser.add_argument("--amp", choices=sorted(training.AMP_DTYPES), default=None,
                         help="mixed precision: train and decode under bfloat16 or float16 autocast (float16 with "
                              "a GradScaler, for GPUs without bfloat16 such as Colab's T4); default float32")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
