@@ -77,6 +77,16 @@ def test_translate_explains_unknown_words_and_exits_with_2(ko_en):
     assert "'고양이도' (did you mean" in process.stderr and "Traceback" not in process.stderr
 
 
+def test_translate_notes_a_sentence_outside_the_grammar_and_still_translates_it(ko_en):
+    out, _, _ = ko_en
+    process = run("translate", "--checkpoint", out, "고양이가 먹었다", "고양이가 생선을 먹었다")
+    assert process.returncode == 0, process.stderr
+    assert len(process.stdout.splitlines()) == 2 and all(process.stdout.splitlines())
+    notes = process.stderr.splitlines()
+    assert len(notes) == 1 and notes[0].startswith("note: '고양이가 먹었다' is outside the grammar the model learned")
+    assert "먹다 needs an object" in notes[0] and "Traceback" not in process.stderr
+
+
 @pytest.mark.parametrize("args, message", [
     (["--checkpoint", "no/such/dir", "나는 학교에 간다"], "no checkpoint at"),
     (["--checkpoint", ".", "--beam-size", "0", "나는 학교에 간다"], "--beam-size must be at least 1"),

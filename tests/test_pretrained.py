@@ -166,7 +166,8 @@ def test_shuffled_tokens_break_the_translation_where_order_carries_meaning(trans
             tokens = korean.split()
             rng.shuffle(tokens)
             sources.append(" ".join(tokens))
-        return metrics.exact_match(translator.translate(sources, beam_size=1), [english for _, english in pairs])
+        return metrics.exact_match(translator.translate(sources, beam_size=1, warn_outside_grammar=False),
+                                   [english for _, english in pairs])
 
     assert all(len(pairs) > 30 for pairs in groups.values())
     assert shuffled_exact_match(groups["compound"]) < 0.15  # which clause a noun belongs to is lost

@@ -1,5 +1,7 @@
 """The Translator (Chapter 8) and the evaluation metrics (Chapters 7 and 8)."""
 
+import warnings
+
 import pytest
 import sacrebleu
 import torch
@@ -9,9 +11,9 @@ from transformer_edu.checkpoint import save_checkpoint
 from transformer_edu.data import KOREAN_TOKENIZER, Vocab, tokenize_korean
 from transformer_edu.decoding import beam_search, greedy_decode
 from transformer_edu.metrics import corpus_bleu, exact_match
-from transformer_edu.translator import Translator, UnknownWordsError
+from transformer_edu.translator import OutsideGrammarWarning, Translator, UnknownWordsError
 
-SOURCES = ["고양이가 생선을 먹었다", "나는 학교에 간다", "곰이 공을 봤다"]
+SOURCES = ["고양이가 생선을 먹었다", "나는 학교에 간다", "곰이 공을 잡았다"]
 TARGETS = ["the cat ate the fish", "I go to school", "the bear saw the ball"]
 
 
@@ -101,7 +103,7 @@ def test_unknown_written_words_are_named_as_typed(ko_translator):
     assert error.value.words == ["고양이도"]
     assert "'고양이도' (did you mean " in str(error.value) and "'고양이가'" in str(error.value)
     with pytest.raises(UnknownWordsError) as error:
-        ko_translator.check_words("곰가 공를 봤다")  # wrong particle forms
+        ko_translator.check_words("곰가 공를 잡았다")  # wrong particle forms
     assert error.value.words == ["곰가", "공를"]
     assert "'곰가' (did you mean '곰이'" in str(error.value) and "'공를' (did you mean '공을'" in str(error.value)
     with pytest.raises(UnknownWordsError) as error:
@@ -178,3 +180,31 @@ def test_corpus_bleu_is_sacrebleus():
     assert 0 < result.score < 100
     assert corpus_bleu(TARGETS, TARGETS).score == pytest.approx(100.0)
     assert result.signature.startswith("nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:")
+
+
+def test_sentences_outside_the_grammar_are_translated_with_a_warning(ko_translator, translator):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a sentence of the grammar warns of nothing
+        inside = ko_translator.translate("고양이가 생선을 먹었다")
+    assert ko_translator.grammar_problem("고양이가 생선을 먹었다") is None
+    with pytest.warns(OutsideGrammarWarning) as caught:
+        outside = ko_translator.translate(["고양이가 먹었다", "고양이가 생선을 먹었다", "고양이가 먹었다"])
+    assert len(caught) == 1 and caught[0].message.sentence == "고양이가 먹었다"  # once per sentence
+    assert "먹다 needs an object" in caught[0].message.problem
+    assert "outside the grammar the model learned" in str(caught[0].message)
+    assert isinstance(outside[0], str) and outside[1] == inside  # still translated
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ko_translator.translate("고양이가 먹었다", warn_outside_grammar=False)
+        translator.translate("고양이가 먹었다")  # no Korean tokenizer: no grammar to check against
+    assert translator.grammar_problem("고양이가 먹었다") is None
+    with pytest.raises(TypeError, match="sentence must be a str"):
+        ko_translator.grammar_problem(3)
+
+
+def test_misspelled_and_polite_words_get_the_rule_not_a_guess(ko_translator):
+    with pytest.raises(UnknownWordsError) as error:
+        ko_translator.translate("너가 생선을 먹었어요")
+    message = str(error.value)
+    assert "'너가' (write '네가': 너 with 가 is spelled 네가)" in message
+    assert "'먹었어요' is polite speech (-요)" in message and "write '먹었다'" in message

@@ -18,7 +18,7 @@ from .masks import causal_mask, padding_mask, target_mask
 from .model import Transformer, TransformerConfig, count_parameters
 from .positional import SinusoidalPositionalEncoding, sinusoidal_table
 from .training import LabelSmoothingLoss, fit, make_optimizer, warmup_schedule
-from .translator import Translator
+from .translator import OutsideGrammarWarning, Translator
 
 __version__ = "0.1.0"
 
@@ -68,5 +68,6 @@ __all__ = [
     "greedy_decode",
     "beam_search",
     "sample",
+    "OutsideGrammarWarning",
     "Translator",
 ]

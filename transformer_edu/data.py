@@ -160,6 +160,7 @@ class Noun(NamedTuple):
     english_object: str    # as an object: "me", "the cat"
     third_singular: bool   # agreement: "the cat eats", "I eat", "the birds eat"
     person: bool           # only people read, write, buy, cook, ...
+    plural: bool = False   # more than one: "we wore hats", not "we wore the hat"
 
 
 class Thing(NamedTuple):
@@ -167,6 +168,7 @@ class Thing(NamedTuple):
     korean: str
     english: str
     for_people: bool       # books, money, hats, ...: only a person reads, spends, wears them
+    generic: str = ""      # the kind, not one of them, after a verb of liking: "likes milk", "likes books"
 
 
 class EnglishVerb(NamedTuple):
@@ -186,6 +188,25 @@ class Verb(NamedTuple):
     motion: bool = False   # the complement is a place with 에 (학교에), not an object with 을/를
     people_only: bool = False
     stative: bool = False  # a state (like), not an event: no time or place adverbial
+    objects: Mapping[str, str] | None = None         # object -> its English with this verb: 밥 eaten is "the meal"
+    plural_objects: Mapping[str, str] | None = None  # ... when the subject is plural: "we wore hats"
+
+    def object_english(self, complement: str, subject: Noun) -> str:
+        """The English of the object ``complement`` (Korean) with this verb and ``subject``.
+
+        Mostly the noun's own English ("the fish", "the cat"); a verb of
+        liking takes the kind (고양이가 우유를 좋아한다 "the cat likes milk"), and
+        a few pairs read better otherwise (밥을 먹다 "eat the meal", not "the
+        rice"; 우리가 모자를 썼다 "we wore hats").
+        """
+        if complement in _ANIMATE:
+            return _ANIMATE[complement].english_object
+        if subject.plural and complement in (self.plural_objects or {}):
+            return self.plural_objects[complement]
+        if complement in (self.objects or {}):
+            return self.objects[complement]
+        thing = _THING[complement]
+        return thing.generic if self.stative and thing.generic else thing.english
 
 
 class Place(NamedTuple):
@@ -205,34 +226,36 @@ class TimeAdverbial(NamedTuple):
 ANIMATES = (
     Noun("나", "I", "me", False, True),
     Noun("너", "you", "you", False, True),
-    Noun("우리", "we", "us", False, True),
+    Noun("우리", "we", "us", False, True, plural=True),
     Noun("그", "he", "him", True, True),
     Noun("그녀", "she", "her", True, True),
-    Noun("그들", "they", "them", False, True),
+    Noun("그들", "they", "them", False, True, plural=True),
     Noun("민수", "Minsu", "Minsu", True, True),
     Noun("지민", "Jimin", "Jimin", True, True),
     Noun("아이", "the child", "the child", True, True),
-    Noun("아이들", "the children", "the children", False, True),
+    Noun("아이들", "the children", "the children", False, True, plural=True),
     Noun("고양이", "the cat", "the cat", True, False),
     Noun("개", "the dog", "the dog", True, False),
     Noun("곰", "the bear", "the bear", True, False),
     Noun("토끼", "the rabbit", "the rabbit", True, False),
     Noun("여우", "the fox", "the fox", True, False),
     Noun("쥐", "the mouse", "the mouse", True, False),
-    Noun("새들", "the birds", "the birds", False, False),
+    Noun("새들", "the birds", "the birds", False, False, plural=True),
 )
 """People and animals; each is a possible subject and a possible object."""
 
 THINGS = (
-    Thing("생선", "the fish", False), Thing("사과", "the apple", False), Thing("빵", "the bread", False),
-    Thing("밥", "the rice", False), Thing("물", "the water", False), Thing("우유", "the milk", False),
-    Thing("주스", "the juice", False), Thing("꽃", "the flower", False), Thing("공", "the ball", False),
-    Thing("책", "the book", True), Thing("신문", "the newspaper", True), Thing("편지", "the letter", True),
-    Thing("모자", "the hat", True), Thing("돈", "the money", True), Thing("영화", "the movie", True),
+    Thing("생선", "the fish", False, "fish"), Thing("사과", "the apple", False, "apples"),
+    Thing("빵", "the bread", False, "bread"), Thing("밥", "the rice", False, "rice"),
+    Thing("물", "the water", False), Thing("우유", "the milk", False, "milk"),
+    Thing("주스", "the juice", False), Thing("꽃", "the flower", False, "flowers"), Thing("공", "the ball", False),
+    Thing("책", "the book", True, "books"), Thing("신문", "the newspaper", True), Thing("편지", "the letter", True),
+    Thing("모자", "the hat", True), Thing("돈", "the money", True), Thing("영화", "the movie", True, "movies"),
     Thing("노래", "the song", True), Thing("집", "the house", True),
 )
 """Objects that are never subjects. 집 is "the house" as an object (집을 짓다 "build the
-house") and "home" as a place (집에 가다 "go home"): the particle decides."""
+house") and "home" as a place (집에 가다 "go home"): the particle decides. ``generic``
+is the kind, which a verb of liking takes: 곰이 우유를 좋아했다 "the bear liked milk"."""
 
 PLACES = (
     Place("학교", "to school", "at school"),
@@ -244,8 +267,8 @@ PLACES = (
 
 TIME_ADVERBIALS = (
     TimeAdverbial("어제", "yesterday", ("past",)),
-    TimeAdverbial("오늘", "today", ("present", "past")),
-    TimeAdverbial("매일", "every day", ("present",)),
+    TimeAdverbial("오늘", "today", ("past",)),  # English's simple present does not take "today"
+    TimeAdverbial("매일", "every day", ("present",)),  # with 안: "never", see Clause.english_words
     TimeAdverbial("아침에", "in the morning", ("present", "past")),
     TimeAdverbial("밤에", "at night", ("present", "past")),
 )
@@ -274,13 +297,15 @@ TRANSITIVE_VERBS = (
     Verb("좋아하다", "좋아한다", "좋아했다", "좋아하고",
          _senses(EnglishVerb("like", "likes", "liked"), _WHO + _FOOD + ("우유", "꽃", "책", "영화")), stative=True),
     # things
-    Verb("먹다", "먹는다", "먹었다", "먹고", _senses(EnglishVerb("eat", "eats", "ate"), _FOOD)),
+    Verb("먹다", "먹는다", "먹었다", "먹고", _senses(EnglishVerb("eat", "eats", "ate"), _FOOD),
+         objects={"밥": "the meal"}),  # 밥을 먹다 is to have a meal
     Verb("마시다", "마신다", "마셨다", "마시고", _senses(EnglishVerb("drink", "drinks", "drank"), _DRINKS)),
     Verb("읽다", "읽는다", "읽었다", "읽고", _senses(EnglishVerb("read", "reads", "read"), ("책", "신문", "편지")),
          people_only=True),
     Verb("쓰다", "쓴다", "썼다", "쓰고", {"편지": EnglishVerb("write", "writes", "wrote"),  # the object decides
                                     "모자": EnglishVerb("wear", "wears", "wore"),
-                                    "돈": EnglishVerb("spend", "spends", "spent")}, people_only=True),
+                                    "돈": EnglishVerb("spend", "spends", "spent")}, people_only=True,
+         plural_objects={"모자": "hats"}),
     Verb("짓다", "짓는다", "지었다", "짓고", {"밥": EnglishVerb("cook", "cooks", "cooked"),  # ㅅ-irregular
                                       "집": EnglishVerb("build", "builds", "built")}, people_only=True),
     Verb("사다", "산다", "샀다", "사고", _senses(EnglishVerb("buy", "buys", "bought"),
@@ -328,6 +353,52 @@ def _subject_problem(subject: Noun, verb: Verb, complement: str) -> str | None:
         return f"only people go with {what} in this grammar, not {subject.korean}"
     if not verb.motion and _excluded_pair(subject.korean, complement):
         return f"{subject.korean} and {complement} cannot be subject and object of one clause"
+    return None
+
+
+def _plain_to_polite(verb: Verb) -> dict[str, str]:
+    """The polite forms of ``verb``'s present and past (-어요 and -습니다 styles) → its plain form."""
+    def drop_final(syllable: str) -> str:  # 었 → 어, 갔 → 가: take the ㅆ off the past stem
+        return chr(ord(syllable) - (ord(syllable) - 0xAC00) % 28)
+
+    stem, past_stem = verb.korean[:-1], verb.past[:-1]
+    present_stem = past_stem[:-1] + drop_final(past_stem[-1])  # 먹었 → 먹어, 봤 → 봐, 도왔 → 도와
+    last = stem[-1]
+    final = (ord(last) - 0xAC00) % 28
+    if final == 8:  # ㄹ drops before ㅂ니다: 만들다 → 만듭니다
+        formal = stem[:-1] + chr(ord(last) - 8 + 17) + "니다"
+    elif final:
+        formal = stem + "습니다"
+    else:
+        formal = stem[:-1] + chr(ord(last) + 17) + "니다"  # 가 → 갑
+    return {present_stem + "요": verb.present, formal: verb.present,
+            past_stem + "어요": verb.past, past_stem + "습니다": verb.past}
+
+
+_POLITE = {polite: plain for verb in TRANSITIVE_VERBS + MOTION_VERBS
+           for polite, plain in _plain_to_polite(verb).items()}
+_MISSPELLED = {"너가": "네가", "나가": "내가"}  # 너 and 나 take 가 as 네가 and 내가
+
+
+def word_hint(word: str) -> str | None:
+    """Why ``word`` (as written) is not a word of the grammar, when a rule can tell; else ``None``.
+
+    Two cases a learner meets first: 너가 and 나가, which written Korean
+    spells 네가 and 내가, and the polite styles (먹었어요, 먹었습니다), which
+    the grammar lacks: it has the plain written style only (먹었다), the
+    register of books and newspapers.
+
+    ``word_hint("너가")`` → ``"write '네가': 너 with 가 is spelled 네가"``;
+    ``word_hint("먹었어요")`` names the polite style and offers ``'먹었다'``.
+    """
+    if word in _MISSPELLED:
+        right = _MISSPELLED[word]
+        return f"write {right!r}: {word[0]} with 가 is spelled {right}"
+    if word in _POLITE or word.endswith(("요", "니다")):
+        style = "-습니다" if word.endswith("니다") else "-요"
+        plain = f": write {_POLITE[word]!r}" if word in _POLITE else " (a verb ending in -다, such as '먹었다')"
+        return (f"{word!r} is polite speech ({style}); this grammar has only the plain written style, "
+                f"the register of books and newspapers{plain}")
     return None
 
 
@@ -529,20 +600,21 @@ class Clause(NamedTuple):
     def english_words(self, subject: Noun, tense: str) -> list[str]:
         """The English words; ``subject`` is this clause's or, if it has none, the one it repeats."""
         verb, past = self.verb.english[self.complement], tense == "past"
-        if self.negated:  # do-support: "did not eat", "does not eat", "do not eat"
+        never = self.negated and self.time is not None and self.time.korean == "매일"
+        if never:  # 매일 안 먹는다: not on any day, "never eats", not "does not eat every day"
+            verb_words = ["never", verb.third if subject.third_singular else verb.base]
+        elif self.negated:  # do-support: "did not eat", "does not eat", "do not eat"
             verb_words = ["did" if past else "does" if subject.third_singular else "do", "not", verb.base]
         else:
             verb_words = [verb.past if past else verb.third if subject.third_singular else verb.base]
         if self.verb.motion:
             complement = _PLACE[self.complement].to
-        elif self.complement in _ANIMATE:
-            complement = _ANIMATE[self.complement].english_object
         else:
-            complement = _THING[self.complement].english
+            complement = self.verb.object_english(self.complement, subject)
         words = ([self.subject.english] if self.subject else []) + verb_words + [complement]
         if self.place:  # adverbials go to the end: place before time
             words.append(self.place.at)
-        if self.time:
+        if self.time and not never:
             words.append(self.time.english)
         return words
 
@@ -640,11 +712,16 @@ def _parts(korean: str) -> list[_Part]:
         elif token == "그리고":
             raise ValueError("translate_by_rule: '그리고' does not join clauses in this grammar; written Korean "
                              "joins them with the verb's -고 form: '고양이가 생선을 먹고 개가 물을 마셨다'")
+        elif token == "그" and particle in _ANIMATE | _THING:
+            raise ValueError(f"translate_by_rule: {text(k, k + 1)!r}: 그 is 'he' in this grammar, and it needs a "
+                             "particle ('그가'); the determiner 그 ('that', as in 그 고양이 'that cat') is not in it")
         elif noun_like:
             raise ValueError(f"translate_by_rule: {text(k, k)!r} needs a particle, e.g. "
                              f"{' or '.join(repr(w) for w, (s, _) in KOREAN_TOKENIZER.splits.items() if s == token)}")
         else:
-            raise ValueError(f"translate_by_rule: {text(k, k)!r} is not a word of the toy grammar")
+            hint = word_hint(text(k, k))
+            raise ValueError(f"translate_by_rule: {text(k, k)!r} is not a word of the toy grammar"
+                             + (f"; {hint}" if hint else ""))
         k += 1
     return parts
 
@@ -715,6 +792,15 @@ def _clause(group: list[_Part], first: bool, previous: list[Clause], tense: str)
     roles = "".join(p.role for p in group)
     allowed = _FIRST_CLAUSE if first else _LATER_CLAUSE
     where = " ".join(p.text for p in group)
+    verb = group[-1].value[0]
+    if "O" not in roles and "G" not in roles:
+        need = "a place with 에 such as '학교에'" if verb.motion else "an object with 을/를 such as '생선을'"
+        raise ValueError(f"translate_by_rule: in the clause {where!r}, {verb.korean} needs {need}; real Korean "
+                         "leaves out an object the context makes clear, but this grammar always writes it")
+    if first and "S" not in roles:
+        raise ValueError(f"translate_by_rule: the clause {where!r} needs a subject such as '고양이가'; real "
+                         "Korean leaves out a subject the context makes clear, but this grammar does so only "
+                         "in a later clause, for the subject of the clause before")
     for k in range(len(roles)):
         if not any(r.startswith(roles[:k + 1]) for r in allowed):
             expected = sorted({r[k] for r in allowed if r.startswith(roles[:k]) and len(r) > k},
@@ -751,17 +837,39 @@ def _clause(group: list[_Part], first: bool, previous: list[Clause], tense: str)
     if verb.stative and adverbial:
         raise ValueError(f"translate_by_rule: {adverbial.text!r}: {verb.korean} is a state, which takes no time "
                          "or place adverbial in this grammar")
+    place = get["P"].value if "P" in get else None
+    if place and place.korean == complement:
+        raise ValueError(f"translate_by_rule: {get['P'].text!r} with {complement_part.text!r} names the place "
+                         "twice; this grammar leaves that clause out")
     if time and tense not in time.tenses:
+        why = "; English's simple present does not take 'today'" if time.korean == "오늘" else ""
         raise ValueError(f"translate_by_rule: {get['T'].text!r} ({time.english}) needs the "
-                         f"{time.tenses[0]} tense, but the sentence is in the {tense}")
-    return Clause(subject_part.value if subject_part else None, verb, complement, "N" in get, time,
-                  get["P"].value if "P" in get else None,
+                         f"{time.tenses[0]} tense in this grammar, but the sentence is in the {tense}{why}")
+    return Clause(subject_part.value if subject_part else None, verb, complement, "N" in get, time, place,
                   topic=bool(subject_part) and subject_part.particle in ("은", "는"), osv=osv)
 
 
 def _resolved(clauses: Sequence[Clause]) -> Noun:
     """The subject in force after ``clauses``: the last one stated."""
     return next(c.subject for c in reversed(clauses) if c.subject)
+
+
+def grammar_problem(korean: str) -> str | None:
+    """Why ``korean`` is not a sentence of the grammar, or ``None`` when it is.
+
+    The grammar's parser (:func:`parse_sentence`) reads the sentence; its
+    message names the word as written and what was expected there. A model
+    trained on the grammar still translates such a sentence, but nothing it
+    learned covers it, so its output is a guess.
+
+    ``grammar_problem("고양이가 생선을 먹었다") is None``;
+    ``grammar_problem("고양이가 먹었다")`` says that 먹다 needs an object.
+    """
+    try:
+        parse_sentence(korean)
+    except ValueError as error:
+        return str(error).removeprefix("translate_by_rule: ")
+    return None
 
 
 def translate_by_rule(korean: str) -> str:
@@ -904,15 +1012,43 @@ def held_out_compositions(seed: int = 0, fraction: float = 0.1) -> dict[str, lis
     return {"valid": rest[:n_valid], "test": forced + rest[n_valid:2 * n_valid - len(forced)]}
 
 
+def _sense(verb: Verb, complement: str) -> str:
+    return verb.english[complement].base
+
+
+MULTI_SENSE_VERBS = tuple(v.korean for v in TRANSITIVE_VERBS if len({e.base for e in v.english.values()}) > 1)
+"""Verbs whose English depends on the object: 쓰다 (write, wear, spend), 짓다 (cook,
+build), 보다 (see, watch) and 부르다 (call, sing)."""
+
+
+def same_verb_senses(korean: str) -> bool:
+    """Whether two clauses of ``korean`` share a verb of :data:`MULTI_SENSE_VERBS` in different senses.
+
+    민수가 모자를 쓰고 돈을 썼다 ("Minsu wore the hat and spent the money") is
+    one: each clause's object alone decides its 쓰다. Such a sentence checks
+    that a model reads the sense from its own clause, not from the other one.
+
+    Raises:
+        ValueError: if ``korean`` is not a sentence of the grammar.
+    """
+    clauses = parse_sentence(korean).clauses
+    return any(a.verb is b.verb and a.verb.korean in MULTI_SENSE_VERBS
+               and _sense(a.verb, a.complement) != _sense(b.verb, b.complement)
+               for i, a in enumerate(clauses) for b in clauses[i + 1:])
+
+
 class _Sampler:
     """Draws random sentences whose clauses come from given triples, the verb first.
 
     Drawing the verb first, then one of its triples, gives every verb (and
     so every sense of 쓰다 and 짓다) its share of the data, though most
-    triples belong to the verbs that take people and animals as objects.
+    triples belong to the verbs that take people and animals as objects. A
+    share ``SAME_VERB`` of the compound sentences repeats a verb of
+    :data:`MULTI_SENSE_VERBS` in another sense (모자를 쓰고 돈을 썼다), so
+    the model sees that each clause's own object decides.
     """
 
-    NEGATED, TOPIC, OSV, PLACE, TIME, DROP = 0.25, 0.5, 0.25, 0.2, 0.3, 0.3  # probabilities
+    NEGATED, TOPIC, OSV, PLACE, TIME, DROP, SAME_VERB = 0.25, 0.5, 0.25, 0.2, 0.3, 0.3, 0.2  # probabilities
 
     def __init__(self, rng: random.Random, triples: Sequence[Triple]) -> None:
         self.rng, self.triples = rng, list(triples)
@@ -922,6 +1058,7 @@ class _Sampler:
             self.by_subject.setdefault(triple[0], []).append(triple)
             self.by_verb.setdefault(triple[1], []).append(triple)
         self.verbs = sorted(self.by_verb)
+        self.multi_sense = [v for v in MULTI_SENSE_VERBS if v in self.by_verb]
 
     def clause(self, triple: Triple, drop: bool) -> Clause:
         rng = self.rng
@@ -929,18 +1066,41 @@ class _Sampler:
         osv = not drop and not verb.motion and rng.random() < self.OSV
         place = not verb.motion and not verb.stative and rng.random() < self.PLACE
         return Clause(None if drop else subject, verb, triple[2], negated=rng.random() < self.NEGATED,
-                      place=rng.choice(PLACES) if place else None,
+                      place=rng.choice([p for p in PLACES if p.korean != triple[2]]) if place else None,
                       topic=not drop and not osv and rng.random() < self.TOPIC, osv=osv)
 
-    def sentence(self, n_clauses: int, must: Sequence[Triple] = ()) -> Sentence:
-        """``n_clauses`` clauses; if ``must`` is given, one clause (at random) comes from it."""
+    def other_senses(self, clause: Clause, subject: str) -> list[Triple]:
+        """Triples of ``clause``'s verb in another sense; ``subject``'s own where it has any."""
+        verb = clause.verb
+        others = [t for t in self.by_verb.get(verb.korean, ())
+                  if _sense(verb, t[2]) != _sense(verb, clause.complement)]
+        own = [t for t in others if t[0] == subject]
+        return own if own and self.rng.random() < 0.5 else others
+
+    def sentence(self, n_clauses: int, must: Sequence[Triple] = (), same_verb: bool | None = None) -> Sentence:
+        """``n_clauses`` clauses; if ``must`` is given, one clause (at random) comes from it.
+
+        ``same_verb`` (drawn with probability ``SAME_VERB`` when ``None``): a
+        compound's second clause repeats the first one's verb of
+        :data:`MULTI_SENSE_VERBS` in another sense.
+        """
         rng = self.rng
         special = rng.randrange(n_clauses) if must else -1
+        if same_verb is None:
+            same_verb = n_clauses > 1 and bool(self.multi_sense) and rng.random() < self.SAME_VERB
+        if same_verb and any(t[1] in self.multi_sense for t in must):  # the kept-out triple first, then its verb again
+            special, must = 0, [t for t in must if t[1] in self.multi_sense]
         clauses: list[Clause] = []
         for i in range(n_clauses):
             previous = _resolved(clauses).korean if clauses else None
+            repeat = same_verb and i == 1 and clauses[0].verb.korean in self.multi_sense
+            options = self.other_senses(clauses[0], previous) if repeat and i != special else []
             if i == special:
                 triple = rng.choice(must)
+            elif options:
+                triple = rng.choice(options)
+            elif same_verb and i == 0:
+                triple = rng.choice(self.by_verb[rng.choice(self.multi_sense)])
             elif previous and previous in self.by_subject and rng.random() < self.DROP:
                 triple = rng.choice(self.by_subject[previous])  # the same subject: Korean leaves it out
             else:
@@ -953,20 +1113,25 @@ class _Sampler:
             clauses[k] = clauses[k]._replace(time=rng.choice([t for t in TIME_ADVERBIALS if tense in t.tenses]))
         return Sentence(tuple(clauses), tense)
 
-    def pairs(self, n: int, n_clauses, must: Sequence[Triple] = (), first: Sequence[Pair] = ()) -> list[Pair]:
-        """``n`` distinct (tokens, English) pairs; ``n_clauses()`` draws the number of clauses of each."""
-        pairs = dict.fromkeys(first)  # a dict keeps the order of drawing
+    def pairs(self, n: int, n_clauses, must: Sequence[Triple] = (), first: Sequence[Pair] = (),
+              same_verb: bool | None = None, exclude: Sequence[Pair] = ()) -> list[Pair]:
+        """``n`` distinct (tokens, English) pairs, none of ``exclude``; ``n_clauses()`` draws the clauses of each."""
+        pairs, excluded = dict.fromkeys(first), set(exclude)  # a dict keeps the order of drawing
         for _ in range(100 * n):
             if len(pairs) >= n:
                 return list(pairs)
-            sentence = self.sentence(n_clauses(), must)
-            pairs.setdefault((sentence.tokenized(), sentence.english()))
+            sentence = self.sentence(n_clauses(), must, same_verb)
+            if same_verb and not same_verb_senses(sentence.korean()):
+                continue
+            pair = (sentence.tokenized(), sentence.english())
+            if pair not in excluded:
+                pairs.setdefault(pair)
         raise ValueError(f"toy_translation_splits: could not draw {n} distinct sentences; ask for fewer")
 
 
 def toy_translation_splits(seed: int = 0, *, n_train: int = 8000, n_valid: int = 300, n_test: int = 300,
-                           n_ood: int = 200, compound_prob: float = 0.35, held_out_fraction: float = 0.1
-                           ) -> dict[str, list[Pair]]:
+                           n_ood: int = 200, n_same_verb: int = 200, compound_prob: float = 0.35,
+                           held_out_fraction: float = 0.1) -> dict[str, list[Pair]]:
     """Korean→English sentence pairs from the toy grammar, split by held-out composition.
 
     The Korean side is tokenized (``"고양이 가 생선 을 먹었다"``, see
@@ -977,21 +1142,27 @@ def toy_translation_splits(seed: int = 0, *, n_train: int = 8000, n_valid: int =
         seed: seed of the random generator; the same seed gives the same splits.
         n_train, n_valid, n_test: number of distinct pairs in each split.
         n_ood: number of pairs in the out-of-distribution split.
+        n_same_verb: number of pairs in the same-verb split.
         compound_prob: share of train / valid / test sentences made of two
             clauses joined by -고 (the others have one).
         held_out_fraction: share of the triples kept out of train (see :func:`held_out_compositions`).
 
     Returns:
-        ``{"train": [...], "valid": [...], "test": [...], "ood": [...]}`` of
+        ``{"train": [...], "valid": [...], "test": [...], "ood": [...], "same_verb": [...]}`` of
         ``(korean tokens, english)`` pairs. Valid and test sentences each
         contain a triple of :func:`held_out_compositions` that train never
         shows, so train, valid and test are disjoint; the test split starts
         with :data:`RUNNING_EXAMPLES`. **ood** is out of distribution on
         purpose: sentences of three clauses, where training has one or two,
         built from training triples only. It measures a limit, not the
-        recipe's target.
+        recipe's target. **same_verb**: two-clause sentences that use one
+        verb of :data:`MULTI_SENSE_VERBS` in two senses (민수가 모자를 쓰고
+        돈을 썼다 "Minsu wore the hat and spent the money"; see
+        :func:`same_verb_senses`), from training triples but none of them a
+        training sentence: does each clause's own object decide its sense?
     """
-    for name, value in (("n_train", n_train), ("n_valid", n_valid), ("n_test", n_test), ("n_ood", n_ood)):
+    for name, value in (("n_train", n_train), ("n_valid", n_valid), ("n_test", n_test), ("n_ood", n_ood),
+                        ("n_same_verb", n_same_verb)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise ValueError(f"toy_translation_splits: {name}={value!r}; expected an integer >= 1")
     if not 0 <= compound_prob <= 1:
@@ -1006,10 +1177,12 @@ def toy_translation_splits(seed: int = 0, *, n_train: int = 8000, n_valid: int =
         return 2 if rng.random() < compound_prob else 1
 
     first = [(" ".join(tokenize_korean(ko)), en) for ko, en in RUNNING_EXAMPLES]
-    return {"train": sampler.pairs(n_train, one_or_two),
+    train = sampler.pairs(n_train, one_or_two)
+    return {"train": train,
             "valid": sampler.pairs(n_valid, one_or_two, must=held["valid"]),
             "test": sampler.pairs(n_test, one_or_two, must=held["test"], first=first),
-            "ood": sampler.pairs(n_ood, lambda: 3)}
+            "ood": sampler.pairs(n_ood, lambda: 3),
+            "same_verb": sampler.pairs(n_same_verb, lambda: 2, same_verb=True, exclude=train)}
 
 # --------------------------------------------------------------------------
 # Vocabulary

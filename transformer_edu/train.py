@@ -127,7 +127,7 @@ def train_task(
         progress: show a progress bar.
         out: a directory to save ``checkpoint.pt`` into, or ``None``.
         src_transform: rewrites every source sentence of every split
-            (train, valid, test, ood) before anything else, e.g.
+            (train, valid, test, ood, same_verb) before anything else, e.g.
             :func:`~transformer_edu.data.bag_of_tokens` for a bag-of-words
             baseline; the metrics are measured on the rewritten sources, and
             ``metrics["src_transform"]`` names it. The translator returned
@@ -146,7 +146,8 @@ def train_task(
         ``(translator, metrics)``; ``metrics`` holds the test split's
         ``exact_match`` (a fraction) and ``bleu`` with the recipe's beam
         search, ``greedy_exact_match`` and ``greedy_bleu``, the same four
-        for the out-of-distribution split under ``ood`` (ko-en only),
+        for the out-of-distribution split under ``ood`` and for the
+        one-verb-two-senses split under ``same_verb`` (ko-en only),
         ``bleu_signature``, ``train_seconds`` (wall clock),
         ``train_cpu_seconds`` (CPU time of this process, fairer on a busy
         machine), ``test_size``, the ``config``, the ``recipe``, the
@@ -253,8 +254,9 @@ def train_task(
         "failures": [{"source": s, "reference": r, "output": h}
                      for s, r, h in zip(sources, references, hypotheses) if h.split() != r.split()][:20],
     }
-    if "ood" in splits:
-        metrics["ood"] = measure(splits["ood"])[0]
+    for extra_split in ("ood", "same_verb"):
+        if extra_split in splits:
+            metrics[extra_split] = measure(splits[extra_split])[0]
     if src_transform is not None:
         metrics["src_transform"] = getattr(src_transform, "__name__", repr(src_transform))
     if out is not None:
@@ -313,6 +315,9 @@ def main(argv: list[str] | None = None) -> int:
     if "ood" in metrics:
         print(f"out of distribution (longer sentences than in training, a limit): exact match "
               f"{metrics['ood']['exact_match']:.1%}, BLEU {metrics['ood']['bleu']:.1f} on {metrics['ood']['size']}")
+    if "same_verb" in metrics:
+        print(f"one verb in two senses (모자를 쓰고 돈을 썼다): exact match "
+              f"{metrics['same_verb']['exact_match']:.1%} on {metrics['same_verb']['size']}")
     return 0
 
 

@@ -6,18 +6,21 @@ prints one translation per input sentence; with no sentence given, it reads
 one sentence per line from standard input. Type Korean as it is written
 (고양이가, not 고양이 가): the checkpoint's tokenizer splits the particles off. A sentence with a word the model
 never saw prints a message naming it (and similar known words) on standard
-error, and the exit code is 2.
+error, and the exit code is 2. A sentence of known words that lies outside the
+grammar the model learned is still translated, with a note on standard error
+that says why its translation may be wrong.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+import warnings
 from pathlib import Path
 
 import torch
 
-from .translator import Translator, UnknownWordsError
+from .translator import OutsideGrammarWarning, Translator, UnknownWordsError
 
 __all__ = ["main"]
 
@@ -59,11 +62,18 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {error}", file=sys.stderr)
         return 2
     try:
-        translations = translator.translate(sentences, beam_size=args.beam_size,
-                                            length_penalty=args.length_penalty, max_len=args.max_len)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", OutsideGrammarWarning)
+            translations = translator.translate(sentences, beam_size=args.beam_size,
+                                                length_penalty=args.length_penalty, max_len=args.max_len)
     except UnknownWordsError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
+    for warning in caught:
+        if issubclass(warning.category, OutsideGrammarWarning):
+            print(f"note: {warning.message}", file=sys.stderr)
+        else:
+            warnings.showwarning(warning.message, warning.category, warning.filename, warning.lineno)
     for line in translations:
         print(line)
     return 0

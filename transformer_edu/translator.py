@@ -11,16 +11,17 @@ from __future__ import annotations
 
 import difflib
 import os
+import warnings
 from typing import Sequence
 
 import torch
 
 from .checkpoint import load_checkpoint, load_model, save_checkpoint
-from .data import KoreanTokenizer, Vocab, pad_batch
+from .data import KOREAN_TOKENIZER, KoreanTokenizer, Vocab, grammar_problem, pad_batch, word_hint
 from .decoding import beam_search, greedy_decode
 from .model import Transformer
 
-__all__ = ["Translator", "UnknownWordsError"]
+__all__ = ["OutsideGrammarWarning", "Translator", "UnknownWordsError"]
 
 
 class UnknownWordsError(ValueError):
@@ -29,6 +30,15 @@ class UnknownWordsError(ValueError):
     def __init__(self, message: str, words: list[str]) -> None:
         super().__init__(message)
         self.words = words
+
+
+class OutsideGrammarWarning(UserWarning):
+    """A sentence the toy grammar's parser cannot read: the model translates it anyway, but
+    nothing it learned covers it. ``sentence`` and ``problem`` (the parser's message) say which and why."""
+
+    def __init__(self, message: str, sentence: str, problem: str) -> None:
+        super().__init__(message)
+        self.sentence, self.problem = sentence, problem
 
 
 class Translator:
@@ -145,6 +155,10 @@ class Translator:
         known = self._known_words()
         hints = []
         for word in unknown:
+            rule = word_hint(word)  # 너가 → 네가, polite endings
+            if rule:
+                hints.append(f"{word!r} ({rule})")
+                continue
             same_start = [k for k in known if k[0] == word[0]]  # Korean puts the stem first: 곰가 → 곰이
             close = (difflib.get_close_matches(word, same_start, n=3, cutoff=0.5)
                      or difflib.get_close_matches(word, known, n=3, cutoff=0.5))
@@ -154,6 +168,20 @@ class Translator:
             f"The model knows only the {len(known)} words of its training data.", unknown
         )
 
+    def grammar_problem(self, sentence: str) -> str | None:
+        """Why ``sentence`` is outside the grammar the model learned, or ``None``.
+
+        Only a translator whose source tokenizer is the toy grammar's
+        (:data:`~transformer_edu.data.KOREAN_TOKENIZER`, as the shipped model
+        and ``train_task("ko-en")`` have) knows that grammar; for any other
+        this is always ``None``. See :func:`~transformer_edu.data.grammar_problem`.
+        """
+        if not isinstance(sentence, str):
+            raise TypeError(f"sentence must be a str, got {type(sentence).__name__}")
+        if self.src_tokenizer != KOREAN_TOKENIZER:
+            return None
+        return grammar_problem(sentence)
+
     def translate(
         self,
         sentences: str | Sequence[str],
@@ -162,6 +190,7 @@ class Translator:
         length_penalty: float = 0.6,
         max_len: int | None = None,
         batch_size: int = 128,
+        warn_outside_grammar: bool = True,
     ) -> str | list[str]:
         """Translate one sentence or a list of sentences.
 
@@ -178,10 +207,19 @@ class Translator:
                 ``max_len`` = 128, so the cap only bites for sources longer
                 than 77 tokens.
             batch_size: sentences decoded together.
+            warn_outside_grammar: warn about sentences outside the grammar;
+                ``False`` for an experiment that feeds such input on purpose
+                (shuffled words, a bag of tokens).
 
         Raises:
             UnknownWordsError: (a ``ValueError``) a sentence holds a word the
                 model never saw; the message suggests similar known words.
+
+        Warns:
+            OutsideGrammarWarning: a sentence is made of known words but lies
+                outside the grammar the model learned (:meth:`grammar_problem`);
+                it is still translated, and the warning says why its
+                translation may be wrong.
         """
         single = isinstance(sentences, str)
         batch = [sentences] if single else list(sentences)
@@ -193,6 +231,12 @@ class Translator:
         if max_len is not None and (isinstance(max_len, bool) or not isinstance(max_len, int) or max_len < 1):
             raise ValueError(f"max_len must be an int ≥ 1 or None, got {max_len!r}")
         encoded = [self.encode_source(s) for s in batch]  # every word checked before any decoding
+        for sentence in dict.fromkeys(batch) if warn_outside_grammar else ():
+            problem = self.grammar_problem(sentence)
+            if problem:
+                warnings.warn(OutsideGrammarWarning(
+                    f"{sentence!r} is outside the grammar the model learned: {problem}. It is translated "
+                    "anyway, but nothing the model learned covers it", sentence, problem), stacklevel=2)
         device = next(self.model.parameters()).device
         outputs: list[str] = []
         for start in range(0, len(batch), batch_size):
