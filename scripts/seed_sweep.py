@@ -492,6 +492,7 @@ def ablations(seed: int) -> tuple[dict, dict]:
             pass
     swapped = [changed for _, changed in swaps]
     swap_refs = [data.translate_by_rule(changed) for changed in swapped]
+    same_verb, same_verb_refs = map(list, zip(*splits["same_verb"]))
     twins = [  # cell 35
         (k, s) for k, s in swaps if Counter(k.split()) == Counter(s.split())
     ]
@@ -520,6 +521,12 @@ def ablations(seed: int) -> tuple[dict, dict]:
         )
         numbers[f"ch7.{name}.swap_exact"] = metrics.exact_match(
             swap_outs, swap_refs
+        )
+        same_verb_outs = translate_all(
+            model, same_verb, src_vocab, tgt_vocab, 60
+        )
+        numbers[f"ch7.{name}.same_verb_exact"] = metrics.exact_match(
+            same_verb_outs, same_verb_refs
         )
         if name in ("recipe", "no_smoothing"):
             confidence, accuracy, ece = confidence_report(model, valid_batches)
@@ -736,6 +743,13 @@ DERIVED = {
     "ch7.recipe_minus_no_src_pos.swaps": (
         "ablations",
         lambda r: r["ch7.recipe.swap_exact"] - r["ch7.no_src_pos.swap_exact"],
+    ),
+    "ch7.recipe_minus_no_src_pos.same_verb": (
+        "ablations",
+        lambda r: (
+            r["ch7.recipe.same_verb_exact"]
+            - r["ch7.no_src_pos.same_verb_exact"]
+        ),
     ),
     "ch7.accuracy_gap": (  # recipe (ε = 0.1) minus no smoothing (ε = 0)
         "ablations",
