@@ -60,6 +60,8 @@ from .attention import MultiHeadAttention, scaled_dot_product_attention
 from .masks import causal_mask, padding_mask
 
 __all__ = [
+    "MAX_TOKENS",
+    "PAD_EXTRA",
     "LiveExplorer",
     "Text",
     "Toggle",
@@ -551,7 +553,8 @@ class LiveExplorer:
 
     @property
     def widget(self):
-        """The ipywidgets box: title, controls and the redrawn output."""
+        """The widget (an ipywidgets box) with the title, the controls and
+        the redrawn output."""
         if self._widget is None:
             self._widget = self._build()
         return self._widget
