@@ -12,6 +12,12 @@ chapter in headless Chromium through Playwright, and:
   control and something it draws into), changes one control (a dropdown, a
   checkbox, toggle buttons, a slider by keyboard, a text box; the next one if
   a change draws the same picture), and checks that its output redraws;
+* drives the live widgets of Chapters 1 and 7 (``transformer_edu.playgrounds``)
+  like a reader, before anything else changes them: types a sentence and
+  presses Enter, switches the causal mask off and on again, and checks after
+  each step that the figure (a PNG) and the printed lines changed, and that
+  the printed lines are those of the same state computed here with the
+  package (numbers to within rounding);
 * draws every kernel-free explorer (``transformer_edu.interactive``: HTML
   controls over Plotly, which it loads from Plotly's CDN in Jupyter; the test
   answers that one URL with the plotly package's own copy of the file, as for
@@ -27,8 +33,10 @@ Plotly from its CDN, answered locally as said above).
 
 from __future__ import annotations
 
+import functools
 import json
 import os
+import re
 import secrets
 import shutil
 import socket
@@ -385,6 +393,122 @@ def exercise_html_explorer(page, ident: str) -> str:
     raise AssertionError(f"kernel-free explorer {ident}: no redraw after {tried or 'no usable control'}")
 
 
+# What a live widget (``transformer_edu.playgrounds``) shows: its printed
+# lines and the address of its figure (a PNG data URL).
+LIVE_SNAPSHOT_JS = """area => {
+  const output = area.querySelector('.widget-output');
+  const image = output && output.querySelector('img');
+  return [output ? output.innerText : '', image ? image.src : ''];
+}"""
+NUMBER = re.compile(r"-?\d+\.\d+")
+
+
+def same_printed(shown: str, expected: str, tolerance: float = 2e-3) -> bool:
+    """The same lines, numbers equal to within ``tolerance`` (the kernel may
+    run the reader's own attention, or another thread count)."""
+    shown_lines = [line.rstrip() for line in shown.strip().splitlines() if line.strip()]
+    expected_lines = [line.rstrip() for line in expected.strip().splitlines() if line.strip()]
+    if len(shown_lines) != len(expected_lines):
+        return False
+    for a, b in zip(shown_lines, expected_lines):
+        if NUMBER.sub("#", a).split() != NUMBER.sub("#", b).split():
+            return False
+        numbers = [(float(x), float(y)) for x, y in zip(NUMBER.findall(a), NUMBER.findall(b))]
+        if any(abs(x - y) > tolerance for x, y in numbers):
+            return False
+    return True
+
+
+def printed(state) -> str:
+    """What a live widget prints for a state (playgrounds.LiveExplorer)."""
+    return "\n".join([state.summary] + ([state.details] if state.details else []))
+
+
+def live_step(page, area, action, expected_state, what: str) -> str:
+    """Do ``action``; wait until the live widget redraws; check its printed
+    lines against ``expected_state`` (computed here) and that its figure changed."""
+    handle = area.element_handle()
+    before = handle.evaluate(LIVE_SNAPSHOT_JS)
+    action()
+    page.wait_for_function(
+        f"([area, before]) => {{ const now = ({LIVE_SNAPSHOT_JS})(area);"
+        " return now[0] !== before[0] && now[1] !== '' && now[1] !== before[1]; }",
+        arg=[handle, before],
+        timeout=REDRAW_TIMEOUT_MS,
+    )
+    text, image = handle.evaluate(LIVE_SNAPSHOT_JS)
+    assert image.startswith("data:image/png"), f"{what}: no figure drawn"
+    assert image != before[1], f"{what}: the figure did not change"
+    expected = printed(expected_state)
+    assert same_printed(text, expected), f"{what}: shown\n{text}\nexpected\n{expected}"
+    return what
+
+
+def drive_live_widget(page, text_label: str, sentence: str, state_of) -> list[str]:
+    """Type ``sentence`` into the live widget's text box, then switch its
+    causal mask off and on; ``state_of(sentence, causal)`` is the package's state."""
+    area = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .tse-live").first
+    area.scroll_into_view_if_needed()
+    box = area.locator(f".widget-text:has(label:text-is('{text_label}')) input")
+    causal = area.locator(".widget-checkbox:has-text('causal mask') input[type=checkbox]")
+    causal_now = causal.is_checked()
+
+    def typed():
+        box.fill(sentence)
+        box.press("Enter")
+
+    done = [live_step(page, area, typed, state_of(sentence, causal_now), f"typed {sentence!r}")]
+    for value in (not causal_now, causal_now):
+        done.append(
+            live_step(page, area, causal.click, state_of(sentence, value), f"causal mask {value}")
+        )
+    return done
+
+
+def chapter_one_live(page) -> list[str]:
+    from transformer_edu import playgrounds
+
+    seed = int(os.environ.get("TRANSFORMER_EDU_SEED", "0"))
+    return drive_live_widget(
+        page,
+        "tokens",
+        "a dog ran after the cat",
+        lambda tokens, causal: playgrounds.mask_state(tokens, 2, True, causal, seed=seed),
+    )
+
+
+@functools.cache
+def shipped_translator():
+    from transformer_edu.pretrained import pretrained_translator
+
+    return pretrained_translator("cpu")
+
+
+def chapter_seven_live(page) -> list[str]:
+    from transformer_edu import playgrounds
+
+    translator = shipped_translator()
+    return drive_live_widget(
+        page,
+        "Korean",
+        "개가 고양이를 쫓았다",
+        lambda korean, causal: playgrounds.translation_state(
+            translator, korean, causal=causal, layer=translator.model.config.n_layers - 1
+        ),
+    )
+
+
+#: Chapters whose live widgets the test drives like a reader (by number).
+LIVE_DRIVERS = {1: chapter_one_live, 7: chapter_seven_live}
+
+
+def test_live_printed_lines_compare_words_exactly_and_numbers_to_rounding():
+    assert same_printed("a 0.5001 b\nc", "a 0.5000 b\nc")
+    assert not same_printed("a 0.51 b", "a 0.50 b")
+    assert not same_printed("a 0.5 dog", "a 0.5 cat")
+    assert not same_printed("one line", "one line\ntwo lines")
+
+
 def exercise_explorer(page, index: int) -> str:
     """Change the explorer's controls one by one until its output redraws."""
     area = page.locator(f'[data-explorer="{index}"]')
@@ -437,9 +561,13 @@ def test_chapter_runs_in_jupyterlab_and_its_explorers_redraw(page, notebook):
         page.wait_for_function(KERNEL_IDLE_JS, timeout=60_000)
 
         ran = time.monotonic()
+        actions = []
+        driver = LIVE_DRIVERS.get(bs.chapter_number(notebook))
+        if driver is not None:  # first, before the explorers below change it
+            actions += driver(page)
         explorers = page.evaluate(MARK_EXPLORERS_JS)
         assert explorers >= stored_explorers(notebook), "explorers missing from the page"
-        actions = [exercise_explorer(page, index) for index in range(explorers)]
+        actions += [exercise_explorer(page, index) for index in range(explorers)]
         figures = page.evaluate(HTML_EXPLORERS_JS)
         assert len(figures) >= stored_html_explorers(notebook), "kernel-free explorers missing"
         actions += [exercise_html_explorer(page, ident) for ident in figures]

@@ -104,20 +104,20 @@ from .masks import causal_mask, padding_mask
 from .positional import sinusoidal_table
 
 __all__ = [
-    "DECIMALS",
     "BOOK_LAYOUT",
+    "DECIMALS",
     "Buttons",
-    "Slider",
-    "Select",
-    "Panel",
-    "State",
     "Explorer",
-    "show",
-    "rounded",
+    "Panel",
+    "Select",
+    "Slider",
+    "State",
+    "beam_explorer",
     "heatmap_panel",
     "mask_explorer",
     "positional_explorer",
-    "beam_explorer",
+    "rounded",
+    "show",
 ]
 
 DECIMALS = 4
@@ -424,9 +424,12 @@ class State:
             becomes a panel without a title).
         summary: one or two sentences saying what this state shows, with
             its numbers; read out when a control changes the state.
+        details: optional lines of numbers printed under the figure by the
+            live mode (:mod:`~transformer_edu.playgrounds`); the kernel-free
+            explorer does not store them.
     """
 
-    def __init__(self, panels, summary: str) -> None:
+    def __init__(self, panels, summary: str, details: str = "") -> None:
         if isinstance(panels, (Panel, go.Figure, Mapping)):
             panels = [panels]
         if isinstance(panels, (str, bytes)) or not isinstance(
@@ -443,8 +446,13 @@ class State:
             raise ValueError(
                 f"summary must be a non-empty string, got {summary!r}"
             )
+        if not isinstance(details, str):
+            raise TypeError(
+                f"details must be a str, got {type(details).__name__}"
+            )
         self.panels: list[Panel] = panels
         self.summary = " ".join(summary.split())
+        self.details = details
 
 
 # ---------------------------------------------------------------------------
@@ -564,6 +572,7 @@ class Explorer:
         self.description = " ".join(description.split())
         self.controls: list[_Control] = list(controls)
         self.decimals = decimals
+        self._function = None if isinstance(states, Mapping) else states
         self._states = self._collect(states)
         self._payload = self._build_payload()
 
@@ -656,6 +665,47 @@ class Explorer:
                 )
             key.append(value)
         return self._states[tuple(key)]
+
+    def live(self, controls: Sequence = (), **fixed):
+        """The same explorer, recomputed live in a running kernel.
+
+        The live explorer calls this explorer's ``states`` function with the
+        values of ipywidgets controls and redraws (see
+        :class:`~transformer_edu.playgrounds.LiveExplorer`); the HTML book
+        keeps showing this precomputed explorer.
+
+        Args:
+            controls: controls to add, or to put in place of the controls of
+                the same name: e.g. a :class:`Slider` offering more values,
+                or a :class:`~transformer_edu.playgrounds.Text` box for an
+                argument of ``states`` that this explorer kept fixed.
+            fixed: more keyword arguments for ``states``, kept fixed.
+
+        Returns:
+            The :class:`~transformer_edu.playgrounds.LiveExplorer`; display it
+            as a cell's last expression.
+
+        Raises:
+            TypeError: the explorer was built from a mapping of states, not
+                from a function, so there is nothing to recompute.
+        """
+        if self._function is None:
+            raise TypeError(
+                f"explorer {self.id!r} was built from a mapping of states; "
+                "only an explorer built from a states function can go live"
+            )
+        from .playgrounds import LiveExplorer
+
+        mine = {control.name: control for control in self.controls}
+        for control in controls:
+            mine[getattr(control, "name", None)] = control
+        return LiveExplorer(
+            self._function,
+            title=self.title,
+            description=self.description,
+            controls=list(mine.values()),
+            fixed=fixed,
+        )
 
     @property
     def start_state(self) -> State:
@@ -1265,15 +1315,20 @@ def positional_explorer(
             f"got {start_d_model!r}"
         )
 
-    tables = {d: sinusoidal_table(max_len, d) for d in d_models}  # (L, d)
+    tables: dict[tuple[int, int], torch.Tensor] = {}
     diverging = viz.plotly_colorscale(viz.DIVERGING_CMAP)
 
-    def table_panel(d: int, position: int) -> Panel:
+    def table(d: int, length: int) -> torch.Tensor:  # (L, d), computed once
+        if (d, length) not in tables:
+            tables[d, length] = sinusoidal_table(length, d)
+        return tables[d, length]
+
+    def table_panel(d: int, position: int, length: int) -> Panel:
         trace = {
             "type": "heatmap",
-            "z": tables[d],
+            "z": table(d, length),
             "x": list(range(d)),
-            "y": list(range(max_len)),
+            "y": list(range(length)),
             "colorscale": diverging,
             "zmin": -1.0,
             "zmax": 1.0,
@@ -1308,8 +1363,8 @@ def positional_explorer(
             wide=True,
         )
 
-    def row_panel(d: int, position: int) -> Panel:
-        row = tables[d][position]
+    def row_panel(d: int, position: int, length: int) -> Panel:
+        row = table(d, length)[position]
         traces = []
         curves = (
             ("sin (even dimensions)", "circle", "#1f77b4"),
@@ -1362,7 +1417,19 @@ def positional_explorer(
             height=300,
         )
 
-    def draw(d_model: int, position: int, offset: int) -> State:
+    def draw(
+        d_model: int, position: int, offset: int, max_len: int = max_len
+    ) -> State:
+        # the live mode (Explorer.live) may offer any values: check them
+        _int_choices("d_model", [d_model], 2, 512)
+        if d_model % 2:
+            raise ValueError(
+                f"d_model must be even (sines and cosines come in pairs), "
+                f"got {d_model}"
+            )
+        _int_choices("max_len", [max_len], 1, 512)
+        _int_choices("position", [position], 0, max_len - 1)
+        _int_choices("offset", [offset], 0, 10_000)
         turns = _pair_turns(offset, d_model)
         summary = (
             f"d_model = {d_model}, position {position}, offset k = {offset}: "
@@ -1371,8 +1438,8 @@ def positional_explorer(
         )
         return State(
             [
-                table_panel(d_model, position),
-                row_panel(d_model, position),
+                table_panel(d_model, position, max_len),
+                row_panel(d_model, position, max_len),
                 turn_panel(d_model, offset),
             ],
             summary,
