@@ -1047,14 +1047,10 @@ def _check_translator(translator) -> None:
 
 
 def _grammar_note(korean: str) -> str:
-    """'' when the toy grammar reads ``korean``, else its message."""
-    from .data import parse_sentence
+    """'' when the toy grammar reads ``korean``, else its message (as the Translator's warning gives it)."""
+    from .data import grammar_problem
 
-    try:
-        parse_sentence(korean)
-    except ValueError as error:
-        return str(error)
-    return ""
+    return grammar_problem(korean) or ""
 
 
 def _masks(src, tgt, pad_id: int, padding: bool, causal: bool):
@@ -1269,8 +1265,8 @@ def translation_state(
     )
     if run["grammar"]:
         summary += (
-            " Outside the grammar the model was trained on, so expect "
-            f"nonsense: {run['grammar']}"
+            " Outside the grammar the model learned, so its output is a "
+            f"guess: {run['grammar']}"
         )
     pad_keys = torch.tensor([t == "<pad>" for t in run["source"]])
     on_pads = max(
@@ -1451,8 +1447,8 @@ def beam_state(
     )
     if run["grammar"]:
         summary += (
-            " Outside the grammar the model was trained on, so expect "
-            f"nonsense: {run['grammar']}"
+            " Outside the grammar the model learned, so its output is a "
+            f"guess: {run['grammar']}"
         )
     details = f"re-run predicts: {' '.join(run['predictions'])}"
     return ix.State(panels, summary, details)
