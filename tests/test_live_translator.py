@@ -32,6 +32,7 @@ import torch
 import transformer_edu as te
 from transformer_edu import data, export
 from transformer_edu.pretrained import pretrained_translator
+from transformer_edu.translator import OutsideGrammarWarning
 
 if __package__:
     from . import book_support as bs
@@ -613,6 +614,44 @@ CHECKS = (  # a phrase of each message data.parse_sentence can give, so that eve
 )
 
 
+NOTE_COLOURS = """() => {
+  // The colours of the outside-the-grammar note as seen: each background painted over the ones below it.
+  const note = document.getElementById('live-translator-grammar');
+  const canvas = document.createElement('canvas');
+  canvas.width = canvas.height = 1;
+  const pen = canvas.getContext('2d', { willReadFrequently: true });
+  const paint = (...colours) => {
+    pen.fillStyle = '#ffffff';
+    pen.fillRect(0, 0, 1, 1);
+    for (const colour of colours) { pen.fillStyle = colour; pen.fillRect(0, 0, 1, 1); }
+    return Array.from(pen.getImageData(0, 0, 1, 1).data.slice(0, 3));
+  };
+  const backgrounds = [];
+  for (let node = note; node; node = node.parentElement) backgrounds.unshift(getComputedStyle(node).backgroundColor);
+  const theme = (name) => {  // a colour of the theme, resolved
+    const probe = document.createElement('span');
+    probe.style.color = `var(--pst-color-${name})`;
+    note.parentElement.append(probe);
+    const colour = getComputedStyle(probe).color;
+    probe.remove();
+    return paint(colour);
+  };
+  const style = getComputedStyle(note);
+  return { background: paint(...backgrounds), around: paint(...backgrounds.slice(0, -1)),
+           text: paint(...backgrounds, style.color), bar: paint(style.borderLeftColor),
+           warning: theme('warning'), danger: theme('danger') };
+}"""
+
+
+def contrast(a: list[int], b: list[int]) -> float:
+    """WCAG contrast ratio of two sRGB colours."""
+    def luminance(rgb):
+        linear = [c / 255 / 12.92 if c / 255 <= 0.04045 else ((c / 255 + 0.055) / 1.055) ** 2.4 for c in rgb]
+        return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+    high, low = sorted((luminance(a), luminance(b)), reverse=True)
+    return (high + 0.05) / (low + 0.05)
+
+
 @needs_chromium
 def test_page_checks_the_grammar_as_python_does(site):
     cases = grammar_cases()
@@ -633,3 +672,45 @@ def test_page_checks_the_grammar_as_python_does(site):
     finally:
         context.close()
 
+
+@needs_chromium
+def test_outside_the_grammar_is_said_and_still_translated(site, translator):
+    outside = "고양이가 먹었다"  # 먹다 needs an object
+    problem = data.grammar_problem(outside)
+    with pytest.warns(OutsideGrammarWarning):
+        expected = translator.translate(outside, beam_size=1)
+    context, tab, visit = open_page(site, viewport=(390, 844))
+    note = tab.locator("#live-translator-grammar")
+    try:
+        assert translate(tab, outside, timeout=LOAD_TIMEOUT_MS) == "done"
+        assert note.get_attribute("role") == "status" and note.get_attribute("aria-live") == "polite"
+        assert note.is_visible()
+        assert note.text_content() == (f"Outside the grammar the model learned: {problem}. It is translated "
+                                       "anyway, but nothing the model learned covers it, so the translation "
+                                       "below is a guess.")
+        assert tab.text_content("#live-translator-output") == expected != ""  # the model's guess, shown
+        assert tab.locator("#live-translator-map-cross rect").count() > 0  # and its attention maps
+        assert tab.get_attribute("#live-translator-status", "data-kind") != "error"
+        box = note.bounding_box()
+        assert box["x"] >= 0 and box["x"] + box["width"] <= 390
+        width = tab.evaluate("[document.documentElement.scrollWidth, document.documentElement.clientWidth]")
+        assert width[0] <= width[1], f"the page scrolls sideways at 390 px: {width}"
+        ARTIFACTS.mkdir(exist_ok=True)
+        demo = tab.locator("#live-translator")
+        light = tab.evaluate(NOTE_COLOURS)
+        demo.screenshot(path=str(ARTIFACTS / "live_translator_outside_grammar.png"))
+        tab.evaluate("document.documentElement.dataset.theme = 'dark'")
+        dark = tab.evaluate(NOTE_COLOURS)
+        demo.screenshot(path=str(ARTIFACTS / "live_translator_outside_grammar_dark.png"))
+        for mode in (light, dark):  # readable text on a faint amber tint, an amber bar: a warning, not an error
+            assert contrast(mode["text"], mode["background"]) >= 4.5, mode
+            assert mode["bar"] == mode["warning"] != mode["danger"] and mode["background"] != mode["around"], mode
+
+        assert translate(tab, "너가 생선을 먹었다") == "unknown"  # an unknown word: its message, and no note
+        assert "write '네가'" in tab.text_content("#live-translator-status") and note.text_content() == ""
+
+        assert translate(tab, RUNNING[1]) == "done"  # in the grammar: no note, and it takes no room
+        assert note.text_content() == "" and note.bounding_box()["height"] == 0
+        assert_clean(visit)
+    finally:
+        context.close()

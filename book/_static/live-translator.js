@@ -17,6 +17,11 @@
  *   causal off: the teacher-forced re-run of the translation (<bos> and the
  *     translation fed at once, as in training) gets a tgt_mask that lets each
  *     position see the later ones.
+ *
+ * A sentence of known words that the toy grammar's parser cannot read (고양이가 먹었다: 먹다 needs an
+ * object) is still translated, under a note that says it lies outside the grammar the model learned,
+ * and why: grammarProblem checks it against vocab.grammar (transformer_edu.data.grammar_spec) as
+ * transformer_edu.data.grammar_problem does, with the same messages.
  */
 (() => {
   'use strict';
@@ -86,8 +91,12 @@
     ]);
     const status = element('p', { id: 'live-translator-status', class: 'lt-status', role: 'status',
       'aria-live': 'polite' });
+    // Says when the sentence lies outside the grammar the model learned; empty otherwise. Always in
+    // the page (an empty live region takes no room), so that screen readers announce what appears in it.
+    const grammar = element('p', { id: 'live-translator-grammar', class: 'lt-grammar', role: 'status',
+      'aria-live': 'polite' });
     const output = element('output', { id: 'live-translator-output', lang: 'en',
-      for: 'live-translator-input' });
+      for: 'live-translator-input', 'aria-describedby': 'live-translator-grammar' });
     const effect = element('p', { id: 'live-translator-effect', class: 'lt-effect' });
     const teacher = element('ol', { id: 'live-translator-teacher', class: 'lt-teacher',
       'aria-label': 'Teacher-forced predictions, one per decoder position' });
@@ -110,9 +119,9 @@
         'weight 0, dark blue weight 1, grey a pair the mask blocks. Hover or long-press a cell ' +
         'for its weight.' }),
     ]);
-    root.append(form, status, result);
+    root.append(form, status, grammar, result);
 
-    const ui = { root, input, run, padding, causal, status, output, effect, teacher, layer, head,
+    const ui = { root, input, run, padding, causal, status, grammar, output, effect, teacher, layer, head,
       maps, result };
     form.addEventListener('submit', (event) => {
       event.preventDefault();
@@ -633,6 +642,17 @@
     state.lastRun = null;
     ui.result.hidden = true;
     ui.output.textContent = '';
+    showGrammarNote(ui, null);
+  }
+
+  function showGrammarNote(ui, problem) {
+    if (!problem) {
+      ui.grammar.replaceChildren();
+      return;
+    }
+    ui.grammar.replaceChildren(element('strong', { text: 'Outside the grammar the model learned: ' }),
+      `${problem}. It is translated anyway, but nothing the model learned covers it, so the translation ` +
+      'below is a guess.');
   }
 
   async function runOnce(ui, sentence) {
@@ -666,6 +686,7 @@
       ui.root.dataset.state = 'too-long';
       return;
     }
+    const problem = grammarProblem(vocab, sentence); // null when the grammar's parser reads it
     const usePadding = ui.padding.checked;
     const useCausal = ui.causal.checked;
     const start = performance.now();
@@ -682,6 +703,7 @@
     state.lastSentence = sentence;
     state.lastRun = result;
     show(ui, result);
+    showGrammarNote(ui, problem);
     setStatus(ui, `Translated in ${Math.round(ms)} ms` +
       (first ? ` (loading took ${(state.timings.loadMs / 1000).toFixed(1)} s).` : '.'));
     ui.root.dataset.state = 'done';
