@@ -25,6 +25,7 @@ from transformer_edu.data import (
     _plain_to_polite,
     detokenize_korean,
     grammar_problem,
+    grammar_spec,
     has_batchim,
     held_out_compositions,
     korean_tokenizer_spec,
@@ -675,3 +676,16 @@ def test_word_hint_turns_every_polite_verb_form_into_the_plain_one():
     assert _plain_to_polite(VERBS["짓다"])["지어요"] == "짓는다"  # ㅅ-irregular
     assert _plain_to_polite(VERBS["부르다"])["불렀어요"] == "불렀다"  # 르-irregular
     assert word_hint("고양이가") is None and word_hint("기린이") is None
+
+
+def test_grammar_spec_is_the_grammar_as_data():
+    """What the book's live translator checks sentences against (its messages are compared in the browser)."""
+    spec = grammar_spec()
+    assert json.loads(json.dumps(spec, ensure_ascii=False)) == spec
+    assert spec["particles"] == {"이/가": "S", "은/는": "S", "을/를": "O", "에": "G", "에서": "P"}
+    assert "SOV" in spec["clauses"]["first"] and "OV" not in spec["clauses"]["first"]  # a subject first
+    assert "OV" in spec["clauses"]["later"] and "GV" in spec["clauses"]["later"]
+    assert spec["verbs"]["쓰다"]["complements"] == ["편지", "모자", "돈"] and spec["verbs"]["쓰다"]["people_only"]
+    assert spec["times"]["오늘"]["tenses"] == ["past"] and spec["verbs"]["좋아하다"]["stative"]
+    assert ["나", "우리"] in spec["excluded_pairs"] and ["고양이", "고양이"] in spec["excluded_pairs"]
+    assert spec["hints"]["misspelled"]["너가"] == "네가" and spec["hints"]["polite"]["먹었어요"] == "먹었다"

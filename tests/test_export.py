@@ -151,7 +151,10 @@ def test_vocab_json_holds_what_the_page_needs(translator):
     assert vocab["max_len"] == translator.model.config.max_len
     assert vocab["pad_extra"] == export.PAD_EXTRA
     assert (vocab["n_layers"], vocab["n_heads"]) == (2, 4)
+    assert vocab["grammar"] == data.grammar_spec()  # the page says when a sentence lies outside it
     json.dumps(vocab)  # serialisable
+    whitespace = te.Translator(translator.model, translator.src_vocab, translator.tgt_vocab)
+    assert export.vocab_json(whitespace)["grammar"] is None  # no grammar known: the page checks none
 
 
 def python_tokens(translator, sentence: str) -> list[str]:

@@ -5,8 +5,9 @@ serves ``_build/html`` on 127.0.0.1 and drives the demo in headless Chromium
 (Debian's ``/usr/bin/chromium`` through Playwright; ``CHROMIUM`` overrides
 it). Requests to any other host are blocked and recorded. The page's
 translations and attention weights are compared with PyTorch's for the same
-inputs. The measured sizes and times are printed and written to
-``artifacts/live_translator.json``.
+inputs, and its verdict on whether a sentence lies inside the grammar the model
+learned, message included, with ``data.grammar_problem``'s. The measured sizes
+and times are printed and written to ``artifacts/live_translator.json``.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import http.server
 import json
 import re
 import os
+import random
 import statistics
 import sys
 import threading
@@ -30,6 +32,7 @@ import torch
 import transformer_edu as te
 from transformer_edu import data, export
 from transformer_edu.pretrained import pretrained_translator
+from transformer_edu.translator import OutsideGrammarWarning
 
 if __package__:
     from . import book_support as bs
@@ -476,6 +479,13 @@ def test_unknown_word_gets_a_message(site):
         assert sum(word in message for word in known) >= 5, message  # a few words the model knows
         assert tab.text_content("#live-translator-output") == ""
         assert tab.is_hidden(".lt-result")
+        # The rule's hint where there is one (data.word_hint): 너가 → 네가, polite speech → the plain form
+        for sentence, word, fix in (("너가 생선을 먹었다", "너가", "write '네가'"),
+                                    ("고양이가 생선을 먹었어요", "먹었어요", "polite speech (-요)"),
+                                    ("나는 학교에 갑니다", "갑니다", "write '간다'")):
+            assert translate(tab, sentence) == "unknown", sentence
+            message = tab.text_content("#live-translator-status")
+            assert f"“{word}” ({data.word_hint(word)})" in message and fix in message, message
         assert translate(tab, RUNNING[0]) == "done"  # not frozen
         assert tab.text_content("#live-translator-output") == data.RUNNING_EXAMPLES[0][1]
         assert_clean(visit)
@@ -517,6 +527,190 @@ def test_keyboard_and_phone(site):
             assert control["x"] >= 0 and control["x"] + control["width"] <= 390, selector
         ARTIFACTS.mkdir(exist_ok=True)
         tab.locator("#live-translator").screenshot(path=str(ARTIFACTS / "live_translator_phone.png"))
+        assert_clean(visit)
+    finally:
+        context.close()
+
+
+# ------------------------------------------------------------------- the grammar the model learned
+
+
+def _role_of(word: str) -> str | None:
+    """The particle pair a written word carries (고양이가 → '이/가'), or None."""
+    split = data.KOREAN_TOKENIZER.splits.get(word)
+    return next((pair for pair in data.PARTICLES if split and split[1] in pair.split("/")), None)
+
+
+def _broken(sentence: str, rng: random.Random) -> list[str]:
+    """``sentence`` broken in the ways a learner breaks it, one way per variant."""
+    words = sentence.split()
+    subject = next((i for i, w in enumerate(words) if _role_of(w) in ("이/가", "은/는")), 0)
+    obj = next((i for i, w in enumerate(words) if _role_of(w) == "을/를"), len(words) - 2)
+    noun, particle = data.KOREAN_TOKENIZER.splits.get(words[subject], (words[subject], "가"))
+    pair = _role_of(words[subject]) or "이/가"
+    other = next(form for form in pair.split("/") if form != particle) if "/" in pair else particle
+    polite = [p for p, plain in data._POLITE.items() if plain == words[-1]]
+    connective = {v.past: v.connective for v in data.TRANSITIVE_VERBS + data.MOTION_VERBS}
+    connective.update({v.present: v.connective for v in data.TRANSITIVE_VERBS + data.MOTION_VERBS})
+    at = rng.randrange(len(words) - 1)
+
+    def replace(i: int, *new: str) -> str:
+        return " ".join(words[:i] + list(new) + words[i + 1:])
+
+    return [
+        replace(subject), replace(obj),                      # a dropped subject, a dropped object
+        replace(subject, noun, other), replace(subject, noun + other),  # the other form of the particle
+        replace(len(words) - 1, rng.choice(polite or ["먹었어요"])), replace(len(words) - 1, words[-1] + "요"),
+        replace(subject, "너가"), replace(subject, "나가"),
+        *(f"{time} {sentence}" for time in ("어제", "오늘", "매일", "밤에")),  # tenses that may not fit
+        replace(obj, "집에서", words[obj]), replace(obj, "집에서", "집을"),
+        replace(subject, "그", words[subject]),              # the determiner 그
+        f"{sentence} {rng.choice(['고양이가', '안', '그리고', '기린', '생선을', '어제', '갔다'])}",
+        " ".join(reversed(words)), replace(at, words[at + 1], words[at]) if len(words) > 1 else sentence,
+        " ".join(rng.sample(words, len(words))), " ".join([words[-1]] + words[:-1]),
+        replace(len(words) - 1, connective.get(words[-1], words[-1])),  # ends with -고
+        replace(obj, rng.choice(["책을", "사과를", "학교에", "개를", "모자를", "밤에", "공원을"])),
+        replace(subject, words[subject], words[subject]),     # the subject twice
+        f"안 {sentence}", " ".join(data.tokenize_korean(sentence)),  # as tokens: the parser reads those too
+    ]
+
+
+GRAMMAR_CASES_BY_HAND = [
+    "그 고양이가 생선을 먹었다", "생선을 먹었다", "고양이가 먹었다", "너가 생선을 먹었다", "나가 학교에 간다",
+    "고양이가 생선을 먹었어요", "고양이가 생선을 먹었습니다", "나는 학교에 갑니다", "민수가 집에서 집을 지었다",
+    "고양이가 생선을 먹고 고양이가 물을 마셨다", "고양이가 생선을 먹었다 그리고 물을 마셨다",
+    "고양이는 생선을 먹고 개는 물을 마셨다", "생선을 고양이는 먹었다", "나 이 개를 쫓았다", "밤 가 생선을 먹었다",
+    "밤에 고양이가 생선을 먹었다", "고양이가 밤을 먹었다", "학교가 간다", "고양이가 생선에 먹었다",
+    "고양이가 책을 읽었다", "내가 나를 보았다", "우리가 나를 봤다", "곰이 우유를 어제 좋아했다",
+    "공원에서 고양이가 우유를 좋아했다", "개가 학교에서 학교에 갔다", "오늘 나는 학교에 간다",
+    # Python's repr() in the messages: quotes, escapes, characters that are not printable
+    "", "  \t ", "고양이가\u3000생선을", "고양이가\t생선을\n", "고양이가'", "고양'이\"가 먹었다", "고양이가 생선을'",
+    "고양이가\u200b 먹었다", "고\\양이가", "\u1100\u1161\u11a8 먹었다", "고양이가 생선을 먹었다 😺", "\u00a0고양이가\u0085",
+    "개가 고양이 에 갔다", "개가 학교 를 먹었다",  # a noun with a particle its kind never takes
+]
+
+
+def grammar_cases() -> list[str]:
+    """Sentences of the grammar (test, same_verb and ood splits, as written) and each of them broken."""
+    splits = data.toy_translation_splits(0)
+    pairs = splits["test"][:40] + splits["same_verb"][:12] + splits["ood"][:12]
+    rng = random.Random(0)
+    cases = []
+    for korean, _ in pairs:
+        sentence = data.detokenize_korean(korean)
+        cases += [sentence, *_broken(sentence, rng)]
+    return list(dict.fromkeys(cases + GRAMMAR_CASES_BY_HAND))
+
+
+CHECKS = (  # a phrase of each message data.parse_sentence can give, so that every check is compared
+    "the sentence is empty", "is not a word of the toy grammar", "write '네가'", "write '내가'", "is polite speech (-요)",
+    "is polite speech (-습니다)", "such as '먹었다')", "does not join clauses", "the determiner 그", "needs a particle",
+    "only people and animals are subjects", "is not a place of the grammar", "is not an object of the grammar",
+    "has the wrong form of", "the sentence must end with a verb", "no verb in", "ends the sentence, but more follows",
+    "joins two clauses", "needs an object with 을/를", "needs a place with 에", "needs a subject such as",
+    "cannot come here", "does not go with", "after the fronted object", "repeats the previous clause's subject",
+    "only people go with", "cannot be subject and object", "is a state", "names the place twice",
+    "tense in this grammar", "does not take 'today'", "\\u3000", '"고양이가\'"',
+)
+
+
+NOTE_COLOURS = """() => {
+  // The colours of the outside-the-grammar note as seen: each background painted over the ones below it.
+  const note = document.getElementById('live-translator-grammar');
+  const canvas = document.createElement('canvas');
+  canvas.width = canvas.height = 1;
+  const pen = canvas.getContext('2d', { willReadFrequently: true });
+  const paint = (...colours) => {
+    pen.fillStyle = '#ffffff';
+    pen.fillRect(0, 0, 1, 1);
+    for (const colour of colours) { pen.fillStyle = colour; pen.fillRect(0, 0, 1, 1); }
+    return Array.from(pen.getImageData(0, 0, 1, 1).data.slice(0, 3));
+  };
+  const backgrounds = [];
+  for (let node = note; node; node = node.parentElement) backgrounds.unshift(getComputedStyle(node).backgroundColor);
+  const theme = (name) => {  // a colour of the theme, resolved
+    const probe = document.createElement('span');
+    probe.style.color = `var(--pst-color-${name})`;
+    note.parentElement.append(probe);
+    const colour = getComputedStyle(probe).color;
+    probe.remove();
+    return paint(colour);
+  };
+  const style = getComputedStyle(note);
+  return { background: paint(...backgrounds), around: paint(...backgrounds.slice(0, -1)),
+           text: paint(...backgrounds, style.color), bar: paint(style.borderLeftColor),
+           warning: theme('warning'), danger: theme('danger') };
+}"""
+
+
+def contrast(a: list[int], b: list[int]) -> float:
+    """WCAG contrast ratio of two sRGB colours."""
+    def luminance(rgb):
+        linear = [c / 255 / 12.92 if c / 255 <= 0.04045 else ((c / 255 + 0.055) / 1.055) ** 2.4 for c in rgb]
+        return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+    high, low = sorted((luminance(a), luminance(b)), reverse=True)
+    return (high + 0.05) / (low + 0.05)
+
+
+@needs_chromium
+def test_page_checks_the_grammar_as_python_does(site):
+    cases = grammar_cases()
+    expected = [data.grammar_problem(sentence) for sentence in cases]
+    assert sum(problem is None for problem in expected) >= 60  # the grammar's own sentences are read
+    missing = [check for check in CHECKS if not any(check in (problem or "") for problem in expected)]
+    assert missing == [], "no case reaches these messages"
+    context, tab, visit = open_page(site)
+    try:
+        got = tab.evaluate("""async (sentences) => {
+          const page = window.liveTranslator;
+          const vocab = await page.loadVocab();  // vocab.json alone: no runtime, no model
+          return sentences.map((sentence) => page.grammarProblem(vocab, sentence));
+        }""", cases)
+        wrong = [(sentence, python, page) for sentence, python, page in zip(cases, expected, got) if python != page]
+        assert wrong == [], f"{len(wrong)} of {len(cases)} differ, e.g. (sentence, Python, page): {wrong[:3]}"
+        assert_clean(visit)
+    finally:
+        context.close()
+
+
+@needs_chromium
+def test_outside_the_grammar_is_said_and_still_translated(site, translator):
+    outside = "고양이가 먹었다"  # 먹다 needs an object
+    problem = data.grammar_problem(outside)
+    with pytest.warns(OutsideGrammarWarning):
+        expected = translator.translate(outside, beam_size=1)
+    context, tab, visit = open_page(site, viewport=(390, 844))
+    note = tab.locator("#live-translator-grammar")
+    try:
+        assert translate(tab, outside, timeout=LOAD_TIMEOUT_MS) == "done"
+        assert note.get_attribute("role") == "status" and note.get_attribute("aria-live") == "polite"
+        assert note.is_visible()
+        assert note.text_content() == (f"Outside the grammar the model learned: {problem}. It is translated "
+                                       "anyway, but nothing the model learned covers it, so the translation "
+                                       "below is a guess.")
+        assert tab.text_content("#live-translator-output") == expected != ""  # the model's guess, shown
+        assert tab.locator("#live-translator-map-cross rect").count() > 0  # and its attention maps
+        assert tab.get_attribute("#live-translator-status", "data-kind") != "error"
+        box = note.bounding_box()
+        assert box["x"] >= 0 and box["x"] + box["width"] <= 390
+        width = tab.evaluate("[document.documentElement.scrollWidth, document.documentElement.clientWidth]")
+        assert width[0] <= width[1], f"the page scrolls sideways at 390 px: {width}"
+        ARTIFACTS.mkdir(exist_ok=True)
+        demo = tab.locator("#live-translator")
+        light = tab.evaluate(NOTE_COLOURS)
+        demo.screenshot(path=str(ARTIFACTS / "live_translator_outside_grammar.png"))
+        tab.evaluate("document.documentElement.dataset.theme = 'dark'")
+        dark = tab.evaluate(NOTE_COLOURS)
+        demo.screenshot(path=str(ARTIFACTS / "live_translator_outside_grammar_dark.png"))
+        for mode in (light, dark):  # readable text on a faint amber tint, an amber bar: a warning, not an error
+            assert contrast(mode["text"], mode["background"]) >= 4.5, mode
+            assert mode["bar"] == mode["warning"] != mode["danger"] and mode["background"] != mode["around"], mode
+
+        assert translate(tab, "너가 생선을 먹었다") == "unknown"  # an unknown word: its message, and no note
+        assert "write '네가'" in tab.text_content("#live-translator-status") and note.text_content() == ""
+
+        assert translate(tab, RUNNING[1]) == "done"  # in the grammar: no note, and it takes no room
+        assert note.text_content() == "" and note.bounding_box()["height"] == 0
         assert_clean(visit)
     finally:
         context.close()

@@ -872,6 +872,56 @@ def grammar_problem(korean: str) -> str | None:
     return None
 
 
+def grammar_spec() -> dict:
+    """The grammar :func:`parse_sentence` reads, as JSON-ready data, for a checker outside Python.
+
+    The book's live translator (Chapter 8) runs in the reader's browser,
+    without Python: ``transformer_edu.export`` writes this into its
+    ``vocab.json``, and ``book/_static/live-translator.js`` checks a sentence
+    against it as :func:`grammar_problem` does, with the same messages (a
+    test compares the two on every kind of mistake). Keys:
+
+    * ``particles``: each particle pair of :data:`PARTICLES` → the role of
+      the noun it marks: ``S`` subject, ``O`` object, ``G`` place with 에,
+      ``P`` place with 에서 (a time noun with 에, 밤에, is a time word);
+    * ``animates`` (noun → ``{"person"}``), ``things`` (noun →
+      ``{"for_people"}``), ``places``, ``times`` (as written → ``{"english",
+      "tenses"}``) and ``negation`` (안);
+    * ``verbs``: dictionary form → its ``present``, ``past`` and
+      ``connective`` forms, its ``complements`` (the objects or places it
+      takes, in order), ``motion``, ``people_only`` and ``stative``;
+    * ``excluded_pairs``: the [subject, object] pairs no clause has;
+    * ``clauses``: every role string a ``first`` and a ``later`` clause may
+      have (T time word, S, P, O, G, N negation, V verb) and ``role_names``,
+      what a message calls each role, in the order messages list them;
+    * ``hints``: the tables of :func:`word_hint`, ``misspelled`` (너가 →
+      네가) and ``polite`` (먹었어요 → 먹었다).
+
+    How a noun is written with a particle is the tokenizer's table
+    (:func:`korean_tokenizer_spec`), which the page has already.
+    """
+    roles = {}  # read off the parser itself: the role _noun_part gives each particle
+    for word, (noun, particle) in KOREAN_TOKENIZER.splits.items():
+        if noun + "에" not in _TIME:
+            pair = next(p for p in PARTICLES if particle in p.split("/"))
+            roles.setdefault(pair, _noun_part(noun, particle, word).role)
+    return {
+        "particles": {pair: roles[pair] for pair in PARTICLES},
+        "animates": {n.korean: {"person": n.person} for n in ANIMATES},
+        "things": {t.korean: {"for_people": t.for_people} for t in THINGS},
+        "places": list(_PLACE),
+        "times": {t.korean: {"english": t.english, "tenses": list(t.tenses)} for t in TIME_ADVERBIALS},
+        "negation": NEGATION,
+        "verbs": {v.korean: {"present": v.present, "past": v.past, "connective": v.connective,
+                             "complements": list(v.english), "motion": v.motion, "people_only": v.people_only,
+                             "stative": v.stative} for v in _VERB.values()},
+        "excluded_pairs": [[s, o] for s in _ANIMATE for o in _ANIMATE if _excluded_pair(s, o)],
+        "clauses": {"first": sorted(_FIRST_CLAUSE), "later": sorted(_LATER_CLAUSE)},
+        "role_names": dict(_ROLE_NAMES),
+        "hints": {"misspelled": dict(_MISSPELLED), "polite": dict(_POLITE)},
+    }
+
+
 def translate_by_rule(korean: str) -> str:
     """Translate a sentence of the toy grammar by rule: the ground truth of the task.
 

@@ -12,7 +12,8 @@ or, from Python, ``export_onnx(translator, "DIR")``:
 * ``decoder.onnx``: ``(tgt, memory, src_mask, tgt_mask) → (logits,
   decoder_self_attention, cross_attention)``;
 * ``vocab.json``: both vocabularies, the special ids, the model's
-  ``max_len``, the tokenisation rule and the graphs' signatures.
+  ``max_len``, the tokenisation rule, the grammar the model learned (so the
+  page can say when a sentence lies outside it) and the graphs' signatures.
 
 The masks are inputs, so the page can switch the padding or the causal mask
 off and *recompute*. Besides the memory and the logits, each graph returns
@@ -44,6 +45,7 @@ from typing import Sequence
 import torch
 from torch import Tensor, nn
 
+from . import data
 from .attention import record_attention
 from .data import Vocab
 from .masks import causal_mask, padding_mask
@@ -212,8 +214,11 @@ def vocab_json(translator: Translator) -> dict:
     ``max_steps`` (the decoding limit of :meth:`~transformer_edu.translator.Translator.translate`:
     ``min(per_source_token · S + extra, max_len)`` with S counting
     ``<eos>``), ``pad_extra`` (:data:`PAD_EXTRA`), ``tokenizer`` (the rule
-    that splits the reader's text into source tokens), the model's sizes,
-    the graphs' signatures and the model's fingerprint.
+    that splits the reader's text into source tokens), ``grammar`` (for a
+    translator whose tokenizer is the toy grammar's, the grammar it learned,
+    :func:`~transformer_edu.data.grammar_spec`, which the page checks the
+    reader's sentence against; else ``None``), the model's sizes, the
+    graphs' signatures and the model's fingerprint.
     """
     _check_translator(translator)
     config = translator.model.config
@@ -230,6 +235,7 @@ def vocab_json(translator: Translator) -> dict:
         "max_steps": dict(MAX_STEPS),
         "pad_extra": PAD_EXTRA,
         "tokenizer": tokenizer_json(translator),
+        "grammar": data.grammar_spec() if translator.src_tokenizer == data.KOREAN_TOKENIZER else None,
         "d_model": config.d_model,
         "n_heads": config.n_heads,
         "n_layers": config.n_layers,

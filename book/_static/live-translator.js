@@ -17,6 +17,11 @@
  *   causal off: the teacher-forced re-run of the translation (<bos> and the
  *     translation fed at once, as in training) gets a tgt_mask that lets each
  *     position see the later ones.
+ *
+ * A sentence of known words that the toy grammar's parser cannot read (고양이가 먹었다: 먹다 needs an
+ * object) is still translated, under a note that says it lies outside the grammar the model learned,
+ * and why: grammarProblem checks it against vocab.grammar (transformer_edu.data.grammar_spec) as
+ * transformer_edu.data.grammar_problem does, with the same messages.
  */
 (() => {
   'use strict';
@@ -86,8 +91,12 @@
     ]);
     const status = element('p', { id: 'live-translator-status', class: 'lt-status', role: 'status',
       'aria-live': 'polite' });
+    // Says when the sentence lies outside the grammar the model learned; empty otherwise. Always in
+    // the page (an empty live region takes no room), so that screen readers announce what appears in it.
+    const grammar = element('p', { id: 'live-translator-grammar', class: 'lt-grammar', role: 'status',
+      'aria-live': 'polite' });
     const output = element('output', { id: 'live-translator-output', lang: 'en',
-      for: 'live-translator-input' });
+      for: 'live-translator-input', 'aria-describedby': 'live-translator-grammar' });
     const effect = element('p', { id: 'live-translator-effect', class: 'lt-effect' });
     const teacher = element('ol', { id: 'live-translator-teacher', class: 'lt-teacher',
       'aria-label': 'Teacher-forced predictions, one per decoder position' });
@@ -110,9 +119,9 @@
         'weight 0, dark blue weight 1, grey a pair the mask blocks. Hover or long-press a cell ' +
         'for its weight.' }),
     ]);
-    root.append(form, status, result);
+    root.append(form, status, grammar, result);
 
-    const ui = { root, input, run, padding, causal, status, output, effect, teacher, layer, head,
+    const ui = { root, input, run, padding, causal, status, grammar, output, effect, teacher, layer, head,
       maps, result };
     form.addEventListener('submit', (event) => {
       event.preventDefault();
@@ -126,7 +135,8 @@
     for (const select of [layer, head]) {
       select.addEventListener('change', () => { if (state.lastRun) drawMaps(ui, state.lastRun); });
     }
-    window.liveTranslator = { state, ui };
+    // The checks without the model, for the tests: loadVocab() fetches and prepares vocab.json.
+    window.liveTranslator = { state, ui, loadVocab, grammarProblem, unknownMessage };
   }
 
   // ------------------------------------------------------- loading the model
@@ -140,15 +150,10 @@
         ort.env.wasm.wasmPaths = { wasm: WASM_URL.href };
         const options = { executionProviders: ['wasm'], graphOptimizationLevel: 'all' };
         const [vocab, encoder, decoder] = await Promise.all([
-          fetch(new URL('vocab.json', MODEL_URL)).then((response) => {
-            if (!response.ok) throw new Error(`vocab.json: HTTP ${response.status}`);
-            return response.json();
-          }),
+          loadVocab(),
           ort.InferenceSession.create(new URL('encoder.onnx', MODEL_URL).href, options),
           ort.InferenceSession.create(new URL('decoder.onnx', MODEL_URL).href, options),
         ]);
-        vocab.srcIndex = new Map(vocab.src_itos.map((token, id) => [token, id]));
-        prepareTokenizer(vocab);
         window.liveTranslator.tokenize = (text) => tokenize(vocab, text); // for the tests
         state.timings.loadMs = performance.now() - start;
         return { ort, encoder, decoder, vocab };
@@ -156,6 +161,16 @@
       state.loading.catch(() => { state.loading = null; }); // let the reader try again
     }
     return state.loading;
+  }
+
+  async function loadVocab() {
+    const response = await fetch(new URL('vocab.json', MODEL_URL));
+    if (!response.ok) throw new Error(`vocab.json: HTTP ${response.status}`);
+    const vocab = await response.json();
+    vocab.srcIndex = new Map(vocab.src_itos.map((token, id) => [token, id]));
+    prepareTokenizer(vocab);
+    prepareGrammar(vocab);
+    return vocab;
   }
 
   // --------------------------------------------------------- tokenisation
@@ -211,6 +226,8 @@
   function unknownMessage(vocab, unknown) {
     const known = vocab.knownWords;
     const hints = unknown.map((word) => {
+      const rule = vocab.grammarIndex ? wordHint(vocab.grammarIndex, word) : null; // 너가 → 네가, polite endings
+      if (rule) return `“${word}” (${rule})`;
       const sameStart = known.filter((token) => token[0] === word[0]); // the stem comes first
       const close = (sameStart.length ? sameStart : known)
         .map((token) => [editDistance(word, token), token])
@@ -223,6 +240,272 @@
     const sample = known.filter((token) => !unknown.includes(token)).slice(0, KNOWN_SHOWN);
     return `Unknown word${unknown.length > 1 ? 's' : ''}: ${hints.join(', ')}. The model knows ` +
       `only the ${known.length} words of its training data, such as ${sample.join(', ')}.`;
+  }
+
+  // ------------------------------------------------- the grammar the model learned
+  // vocab.grammar is transformer_edu.data.grammar_spec(): the toy grammar's words, the role strings
+  // a clause may have and the hint tables, as data. grammarProblem(vocab, text) follows
+  // data.parse_sentence step for step, with its messages (data.grammar_problem): null when the
+  // grammar's parser reads the sentence, else why not. tests/test_live_translator.py compares the two.
+  class GrammarError extends Error {}
+
+  function fail(message) {
+    throw new GrammarError(message);
+  }
+
+  // Python's repr() of a string, as the parser's messages quote words with it.
+  function pyRepr(text) {
+    const quote = text.includes("'") && !text.includes('"') ? '"' : "'";
+    const hex = (code, digits) => code.toString(16).padStart(digits, '0');
+    const escapes = { '\\': '\\\\', '\t': '\\t', '\n': '\\n', '\r': '\\r', [quote]: `\\${quote}` };
+    let out = '';
+    for (const ch of text) {
+      const code = ch.codePointAt(0);
+      if (escapes[ch]) out += escapes[ch];
+      else if (ch !== ' ' && /[\p{C}\p{Z}]/u.test(ch)) { // not printable, as str.isprintable() says
+        out += code < 0x100 ? `\\x${hex(code, 2)}` : code < 0x10000 ? `\\u${hex(code, 4)}` : `\\U${hex(code, 8)}`;
+      } else out += ch;
+    }
+    return quote + out + quote;
+  }
+
+  function prepareGrammar(vocab) {
+    const spec = vocab.grammar;
+    if (!spec) return;
+    const map = (object) => new Map(Object.entries(object));
+    const forms = new Map();
+    for (const [korean, verb] of Object.entries(spec.verbs)) {
+      verb.korean = korean;
+      for (const kind of ['present', 'past', 'connective']) forms.set(verb[kind], { verb, kind });
+    }
+    const times = map(spec.times);
+    times.forEach((time, korean) => { time.korean = korean; });
+    vocab.grammarIndex = {
+      spec, forms, times,
+      animates: map(spec.animates),
+      things: map(spec.things),
+      places: new Set(spec.places),
+      particleTokens: new Set(vocab.tokenizer.particles),
+      excluded: new Set(spec.excluded_pairs.map(([subject, object]) => `${subject} ${object}`)),
+      misspelled: map(spec.hints.misspelled),
+      polite: map(spec.hints.polite),
+      roleOrder: Object.keys(spec.role_names).join(''),
+    };
+  }
+
+  // data.word_hint: why a word is not the grammar's, when a rule can tell (너가, polite speech).
+  function wordHint(grammar, word) {
+    if (grammar.misspelled.has(word)) {
+      const right = grammar.misspelled.get(word);
+      return `write ${pyRepr(right)}: ${[...word][0]} with 가 is spelled ${right}`;
+    }
+    if (grammar.polite.has(word) || word.endsWith('요') || word.endsWith('니다')) {
+      const style = word.endsWith('니다') ? '-습니다' : '-요';
+      const plain = grammar.polite.has(word) ? `: write ${pyRepr(grammar.polite.get(word))}`
+        : " (a verb ending in -다, such as '먹었다')";
+      return `${pyRepr(word)} is polite speech (${style}); this grammar has only the plain written style, ` +
+        `the register of books and newspapers${plain}`;
+    }
+    return null;
+  }
+
+  // data.with_particle, read from the tokenizer's table: 고양이 with 이/가 is 고양이가, 나 with it 내가.
+  function withParticle(vocab, noun, pair) {
+    const forms = pair.split('/');
+    for (const [word, [stem, particle]] of vocab.tokenizer.table) {
+      if (stem === noun && forms.includes(particle)) return word;
+    }
+    throw new Error(`the tokenizer's table has no ${noun} with ${pair}`);
+  }
+
+  // data._parts: each word (or noun and particle) and the role it plays.
+  function grammarParts(vocab, korean) {
+    const g = vocab.grammarIndex;
+    const written = words(vocab, korean);
+    if (!written.length) fail('the sentence is empty');
+    const tokens = written.flatMap((word, i) => wordTokens(vocab, word).map((token) => [token, i]));
+    const text = (first, last) => written.slice(tokens[first][1], tokens[last][1] + 1).join(' ');
+    const parts = [];
+    for (let k = 0; k < tokens.length; k += 1) {
+      const token = tokens[k][0];
+      const particle = k + 1 < tokens.length ? tokens[k + 1][0] : null;
+      const nounLike = g.animates.has(token) || g.things.has(token) || g.places.has(token) ||
+        g.times.has(`${token}에`);
+      if (g.forms.has(token)) parts.push({ role: 'V', value: g.forms.get(token), text: text(k, k) });
+      else if (token === g.spec.negation) parts.push({ role: 'N', value: null, text: text(k, k) });
+      else if (g.times.has(token)) parts.push({ role: 'T', value: g.times.get(token), text: text(k, k) });
+      else if (nounLike && g.particleTokens.has(particle)) {
+        parts.push(nounPart(vocab, token, particle, text(k, k + 1)));
+        k += 1;
+      } else if (token === '그리고') {
+        fail("'그리고' does not join clauses in this grammar; written Korean joins them with the verb's " +
+          "-고 form: '고양이가 생선을 먹고 개가 물을 마셨다'");
+      } else if (token === '그' && (g.animates.has(particle) || g.things.has(particle))) {
+        fail(`${pyRepr(text(k, k + 1))}: 그 is 'he' in this grammar, and it needs a particle ('그가'); ` +
+          "the determiner 그 ('that', as in 그 고양이 'that cat') is not in it");
+      } else if (nounLike) {
+        const options = [...vocab.tokenizer.table].filter(([, [stem]]) => stem === token)
+          .map(([word]) => pyRepr(word));
+        fail(`${pyRepr(text(k, k))} needs a particle, e.g. ${options.join(' or ')}`);
+      } else {
+        const hint = wordHint(g, text(k, k));
+        fail(`${pyRepr(text(k, k))} is not a word of the toy grammar${hint ? `; ${hint}` : ''}`);
+      }
+    }
+    return parts;
+  }
+
+  // data._noun_part: the role a particle gives its noun, and whether its form fits the noun.
+  function nounPart(vocab, noun, particle, text) {
+    const g = vocab.grammarIndex;
+    const pair = Object.keys(g.spec.particles).find((p) => p.split('/').includes(particle));
+    const role = g.spec.particles[pair];
+    if (g.times.has(`${noun}에`) && particle === '에') return { role: 'T', value: g.times.get(`${noun}에`), text };
+    if (role === 'S' && !g.animates.has(noun)) {
+      fail(`${pyRepr(text)}: only people and animals are subjects in this grammar`);
+    }
+    if ((role === 'G' || role === 'P') && !g.places.has(noun)) {
+      fail(`${pyRepr(text)}: ${noun} is not a place of the grammar`);
+    }
+    if (role === 'O' && !g.animates.has(noun) && !g.things.has(noun)) {
+      fail(`${pyRepr(text)}: ${noun} is not an object of the grammar`);
+    }
+    const right = withParticle(vocab, noun, pair);
+    if (vocab.tokenizer.table.get(right)[1] !== particle) {
+      fail(`${pyRepr(text)} has the wrong form of ${pair}; ${noun} takes it as ${pyRepr(right)}`);
+    }
+    const value = role === 'S' ? { korean: noun, ...g.animates.get(noun) } : noun;
+    return { role, value, text, particle };
+  }
+
+  // data.parse_sentence: clauses end at each verb; all but the last end in the -고 form.
+  function grammarProblem(vocab, korean) {
+    if (!vocab.grammarIndex) return null;
+    try {
+      const parts = grammarParts(vocab, korean);
+      const groups = [];
+      let current = [];
+      for (const part of parts) {
+        current.push(part);
+        if (part.role === 'V') {
+          groups.push(current);
+          current = [];
+        }
+      }
+      if (current.length) {
+        fail(groups.length ? `the sentence must end with a verb; nothing may follow ` +
+          `${pyRepr(parts[parts.length - current.length - 1].text)}, got ${pyRepr(current[0].text)}`
+          : `no verb in ${pyRepr(korean)}; expected a verb such as '먹었다'`);
+      }
+      groups.forEach((group, i) => {
+        const { value: { verb, kind }, text } = group.at(-1);
+        if (i < groups.length - 1 && kind !== 'connective') {
+          fail(`${pyRepr(text)} ends the sentence, but more follows; join the clauses with the -고 form ` +
+            `${pyRepr(verb.connective)}`);
+        }
+        if (i === groups.length - 1 && kind === 'connective') {
+          fail(`${pyRepr(text)} joins two clauses, so the sentence cannot end with it; end with ` +
+            `${pyRepr(verb.present)} or ${pyRepr(verb.past)}`);
+        }
+      });
+      const tense = groups.at(-1).at(-1).value.kind; // present or past
+      const subjects = []; // each clause's stated subject, or null
+      groups.forEach((group, i) => subjects.push(grammarClause(vocab, group, i === 0, subjects, tense)));
+      return null;
+    } catch (error) {
+      if (error instanceof GrammarError) return error.message;
+      throw error;
+    }
+  }
+
+  function need(verb) {
+    return verb.motion ? "a place with 에 such as '학교에'" : "an object with 을/를 such as '생선을'";
+  }
+
+  // data._clause: the order of the roles, the verb's complement, and who may do what.
+  function grammarClause(vocab, group, first, previous, tense) {
+    const g = vocab.grammarIndex;
+    const names = g.spec.role_names;
+    const roles = group.map((part) => part.role).join('');
+    const allowed = first ? g.spec.clauses.first : g.spec.clauses.later;
+    const where = pyRepr(group.map((part) => part.text).join(' '));
+    const { verb } = group.at(-1).value;
+    if (!roles.includes('O') && !roles.includes('G')) {
+      fail(`in the clause ${where}, ${verb.korean} needs ${need(verb)}; real Korean ` +
+        'leaves out an object the context makes clear, but this grammar always writes it');
+    }
+    if (first && !roles.includes('S')) {
+      fail(`the clause ${where} needs a subject such as '고양이가'; real Korean leaves out a subject the ` +
+        'context makes clear, but this grammar does so only in a later clause, for the subject of the ' +
+        'clause before');
+    }
+    for (let k = 0; k < roles.length; k += 1) {
+      if (!allowed.some((r) => r.startsWith(roles.slice(0, k + 1)))) {
+        const expected = [...new Set(allowed.filter((r) => r.startsWith(roles.slice(0, k)) && r.length > k)
+          .map((r) => r[k]))].sort((a, b) => g.roleOrder.indexOf(a) - g.roleOrder.indexOf(b));
+        fail(`in the clause ${where}, ${pyRepr(group[k].text)} cannot come here; expected ` +
+          expected.map((role) => names[role]).join(' or '));
+      }
+    }
+    const get = {};
+    for (const part of group) get[part.role] = part;
+    const subjectPart = get.S;
+    const complementPart = get.O || get.G;
+    if (verb.motion !== ('G' in get)) {
+      fail(`in the clause ${where}, ${verb.korean} needs ${need(verb)}, ` +
+        `got ${pyRepr(complementPart.text)}`);
+    }
+    const complement = complementPart.value;
+    if (!verb.complements.includes(complement)) {
+      const known = verb.complements.filter((c) => g.things.has(c) || g.places.has(c))
+        .map((c) => withParticle(vocab, c, verb.motion ? '에' : '을/를')).join("', '");
+      fail(`${pyRepr(complementPart.text)} does not go with ${verb.korean} in this grammar` +
+        (known ? `; it takes e.g. '${known}'` : ''));
+    }
+    const osv = subjectPart && get.O ? roles.indexOf('O') < roles.indexOf('S') : false;
+    if (osv && ['은', '는'].includes(subjectPart.particle)) {
+      fail(`after the fronted object ${pyRepr(complementPart.text)} the subject takes 이/가, ` +
+        `not ${pyRepr(subjectPart.text)}`);
+    }
+    const before = previous.filter(Boolean).at(-1); // the subject in force after the clauses before
+    const subject = subjectPart ? subjectPart.value : before;
+    if (subjectPart && before && subject.korean === before.korean) {
+      fail(`${pyRepr(subjectPart.text)} repeats the previous clause's subject; Korean leaves it out`);
+    }
+    const problem = subjectProblem(g, subject, verb, complement);
+    if (problem) {
+      const culprit = problem.includes('cannot be subject and object') ? complementPart : subjectPart || get.V;
+      fail(`${pyRepr(culprit.text)}: ${problem}`);
+    }
+    const time = get.T ? get.T.value : null;
+    const adverbial = get.T || get.P;
+    if (verb.stative && adverbial) {
+      fail(`${pyRepr(adverbial.text)}: ${verb.korean} is a state, which takes no time or place adverbial ` +
+        'in this grammar');
+    }
+    if (get.P && get.P.value === complement) {
+      fail(`${pyRepr(get.P.text)} with ${pyRepr(complementPart.text)} names the place twice; this grammar ` +
+        'leaves that clause out');
+    }
+    if (time && !time.tenses.includes(tense)) {
+      const why = time.korean === '오늘' ? "; English's simple present does not take 'today'" : '';
+      fail(`${pyRepr(get.T.text)} (${time.english}) needs the ${time.tenses[0]} tense in this grammar, but ` +
+        `the sentence is in the ${tense}${why}`);
+    }
+    return subjectPart ? subjectPart.value : null;
+  }
+
+  // data._subject_problem: who may be the subject of this verb with this complement.
+  function subjectProblem(g, subject, verb, complement) {
+    const forPeople = !verb.motion && g.things.has(complement) && g.things.get(complement).for_people;
+    if ((verb.people_only || forPeople) && !subject.person) {
+      return `only people go with ${verb.people_only ? verb.korean : complement} in this grammar, ` +
+        `not ${subject.korean}`;
+    }
+    if (!verb.motion && g.excluded.has(`${subject.korean} ${complement}`)) {
+      return `${subject.korean} and ${complement} cannot be subject and object of one clause`;
+    }
+    return null;
   }
 
   // ------------------------------------------------------------ the graphs
@@ -359,6 +642,17 @@
     state.lastRun = null;
     ui.result.hidden = true;
     ui.output.textContent = '';
+    showGrammarNote(ui, null);
+  }
+
+  function showGrammarNote(ui, problem) {
+    if (!problem) {
+      ui.grammar.replaceChildren();
+      return;
+    }
+    ui.grammar.replaceChildren(element('strong', { text: 'Outside the grammar the model learned: ' }),
+      `${problem}. It is translated anyway, but nothing the model learned covers it, so the translation ` +
+      'below is a guess.');
   }
 
   async function runOnce(ui, sentence) {
@@ -392,6 +686,7 @@
       ui.root.dataset.state = 'too-long';
       return;
     }
+    const problem = grammarProblem(vocab, sentence); // null when the grammar's parser reads it
     const usePadding = ui.padding.checked;
     const useCausal = ui.causal.checked;
     const start = performance.now();
@@ -408,6 +703,7 @@
     state.lastSentence = sentence;
     state.lastRun = result;
     show(ui, result);
+    showGrammarNote(ui, problem);
     setStatus(ui, `Translated in ${Math.round(ms)} ms` +
       (first ? ` (loading took ${(state.timings.loadMs / 1000).toFixed(1)} s).` : '.'));
     ui.root.dataset.state = 'done';
