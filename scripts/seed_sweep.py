@@ -692,14 +692,23 @@ def young_model(seed: int) -> tuple[dict, dict]:
     )
 
     # cell 26: K = 2, stopping at K finished hypotheses against the full
-    # search
+    # search, on the test, valid and ood sentences
+    pool = test_sources + [k for k, _ in splits["valid"] + splits["ood"]]
+    src_pool = data.pad_batch([young.encode_source(k) for k in pool], PAD)
+    pool_len = young.output_limit(src_pool.shape[1])
+    full_k2 = decoding.beam_search_nbest(
+        young.model,
+        src_pool,
+        length_penalty=0.6,
+        **{**settings, "beam_size": 2, "max_len": pool_len},
+    )
     early_losses, full_worse = 0, 0
-    for korean, hypotheses in zip(test_sources, nbest[2]):
+    for korean, hypotheses in zip(pool, full_k2):
         early = beam_search_by_hand(
             young,
             korean,
             beam_size=2,
-            max_len=settings["max_len"],
+            max_len=pool_len,
             stop_at_k_finished=True,
         )[0]
         full = hypotheses[0]
