@@ -48,6 +48,7 @@ import math
 import zlib
 from collections.abc import Callable, Mapping, Sequence
 
+import matplotlib
 import numpy as np
 import torch
 from matplotlib.colors import LinearSegmentedColormap
@@ -360,6 +361,12 @@ def render_state(state: ix.State, *, width: float = 10.0) -> Figure:
         raise TypeError(
             f"state must be an interactive.State, got {type(state).__name__}"
         )
+    korean = viz.korean_font()  # Hangul labels, whether or not the chapter set the book's style
+    with matplotlib.rc_context({"font.family": ["DejaVu Sans"] + ([korean] if korean else [])}):
+        return _render(state, width)
+
+
+def _render(state: ix.State, width: float) -> Figure:
     rows: list[list[ix.Panel]] = []
     for panel in state.panels:
         if panel.wide or not rows or rows[-1][0].wide or len(rows[-1]) == 3:
