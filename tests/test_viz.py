@@ -315,3 +315,23 @@ def test_mask_explorer_html_is_deterministic(explorer):
     again = interactive.mask_explorer("the cat sat on the mat", max_pad=3, start_pad=2)
     assert explorer.html() == again.html()
     assert explorer.text() == again.text()
+
+
+def test_wrap_counts_hangul_as_two_columns():
+    text = "in the clause '고양이가 먹었다', 먹다 needs an object with 을/를 such as '생선을'"
+    lines = viz.wrap(text, 40, indent="  ").split("\n")
+    assert all(viz.text_width(line) <= 40 for line in lines) and len(lines) > 2
+    assert all(line.startswith("  ") for line in lines)
+    assert " ".join(line.strip() for line in lines) == text  # only spaces became breaks
+    assert textwrap_fill_is_wider(text)
+    assert viz.wrap("a " + "가" * 30 + " b", 20) == "a\n" + "가" * 30 + "\nb"  # a long word stays whole
+    with pytest.raises(ValueError, match="width must be an int wider than the indent"):
+        viz.wrap("x", 2, indent="  ")
+    with pytest.raises(TypeError, match="text must be a str"):
+        viz.wrap(3)
+
+
+def textwrap_fill_is_wider(text):
+    import textwrap
+
+    return any(viz.text_width(line) > 40 for line in textwrap.fill(text, 40).split("\n"))

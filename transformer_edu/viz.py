@@ -51,6 +51,7 @@ __all__ = [
     "plotly_colorscale",
     "text_width",
     "pad",
+    "wrap",
 ]
 
 BOOK_WIDTH = 5.5
@@ -583,3 +584,34 @@ def pad(text, width: int, align: str = "left") -> str:
         return " " * missing + text
     left = missing // 2
     return " " * left + text + " " * (missing - left)
+
+
+def wrap(text: str, width: int = 78, indent: str = "") -> str:
+    """``text`` broken into lines of at most ``width`` display columns.
+
+    Like ``textwrap.fill``, but counting a Hangul syllable as two
+    columns (see :func:`text_width`), so that a printed message with Korean
+    in it fits the book's 80-column outputs. Breaks only at spaces; a single
+    word wider than a line stays whole on a line of its own.
+
+    Args:
+        text: the text; runs of whitespace (newlines included) count as one
+            space.
+        width: the most columns per line, ``indent`` included.
+        indent: written at the start of every line, e.g. ``"  "``.
+
+    Returns:
+        The lines joined by ``"\\n"``.
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a str, got {type(text).__name__}")
+    if isinstance(width, bool) or not isinstance(width, int) or width <= text_width(indent):
+        raise ValueError(f"width must be an int wider than the indent {indent!r}, got {width!r}")
+    lines, line = [], ""
+    for word in text.split():
+        if line and text_width(indent + line + " " + word) > width:
+            lines.append(indent + line)
+            line = word
+        else:
+            line = f"{line} {word}" if line else word
+    return "\n".join(lines + [indent + line])
