@@ -59,6 +59,16 @@ the chapters assert (``CLAIMS``) its margin per seed, positive (or, where
 file is rewritten after every seed, so a stopped sweep keeps what it
 measured. The run ends with the same numbers as a table.
 
+The same sweep under another CPU's arithmetic, PyTorch's AVX2 kernels instead
+of the AVX-512 ones this machine picks, is stored beside it::
+
+    ATEN_CPU_CAPABILITY=avx2 MKL_ENABLE_INSTRUCTIONS=AVX2 \\
+        ONEDNN_MAX_CPU_ISA=AVX2 PYTHONHASHSEED=0 PYTHONPATH=. \\
+        python scripts/seed_sweep.py --out book/_data/seed_sweep_avx2.json
+
+Its runs differ from the first file's as a learner's CPU would make them
+differ, and every claim must hold in both (``tests/test_seed_sweep.py``).
+
 The notebooks run single-threaded on the CPU with ``PYTHONHASHSEED=0``
 (``scripts/execute_notebooks.py``); so does this script: ``torch`` is set to
 one thread, and a warning is printed when ``PYTHONHASHSEED`` is not 0.
@@ -851,21 +861,11 @@ CLAIMS = {
             - r["ch7.no_src_pos.same_bag_twins"]
         ),
     ),
-    "no source positions: same-verb compounds < 5 % right": (
-        "ablations",
-        "margin > 0",
-        lambda r: 0.05 - r["ch7.no_src_pos.same_verb_exact"],
-    ),
-    "same-verb compounds: recipe > no source positions + 0.02": (
-        "ablations",
-        "margin > 0",
-        lambda r: r["ch7.recipe_minus_no_src_pos.same_verb"] - 0.02,
-    ),
-    "-0.03 < accuracy(eps=0.1) - accuracy(eps=0) < 0.09": (
+    "-0.04 < accuracy(eps=0.1) - accuracy(eps=0) < 0.09": (
         "ablations",
         "margin > 0",
         lambda r: min(
-            r["ch7.accuracy_gap"] + 0.03, 0.09 - r["ch7.accuracy_gap"]
+            r["ch7.accuracy_gap"] + 0.04, 0.09 - r["ch7.accuracy_gap"]
         ),
     ),
     "confidence(eps=0.1) < confidence(eps=0) - 0.03": (
@@ -903,11 +903,16 @@ CLAIMS = {
         "margin > 0",
         lambda r: r["ch8.cell6.candidates"],
     ),
-    "cell 6: at least 5 of the beam-only sentences are greedy's search errors "
+    "cell 6: at least 2 of the beam-only sentences are greedy's search errors "
     "(log P(reference) > log P(greedy's output))": (
         "young",
         "margin >= 0",
-        lambda r: r["ch8.search_errors"] - 5,
+        lambda r: r["ch8.search_errors"] - 2,
+    ),
+    "cell 6: most beam-only sentences are greedy's search errors": (
+        "young",
+        "margin > 0",
+        lambda r: r["ch8.search_errors"] - r["ch8.beam_only"] / 2,
     ),
     "cell 10 finds its showcase": (
         "young",

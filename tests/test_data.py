@@ -35,6 +35,7 @@ from transformer_edu.data import (
     parse_sentence,
     reorder,
     same_verb_senses,
+    sense_words,
     swap_roles,
     tokenize_korean,
     toy_translation_splits,
@@ -689,3 +690,15 @@ def test_grammar_spec_is_the_grammar_as_data():
     assert spec["times"]["오늘"]["tenses"] == ["past"] and spec["verbs"]["좋아하다"]["stative"]
     assert ["나", "우리"] in spec["excluded_pairs"] and ["고양이", "고양이"] in spec["excluded_pairs"]
     assert spec["hints"]["misspelled"]["너가"] == "네가" and spec["hints"]["polite"]["먹었어요"] == "먹었다"
+
+
+def test_sense_words_name_each_clauses_sense_in_order():
+    assert sense_words("Minsu wore the hat and spent the money") == ["wear", "spend"]
+    assert sense_words("Minsu spent the money and wore the hat") == ["spend", "wear"]
+    assert sense_words("she did not cook the rice and builds the house") == ["cook", "build"]
+    assert sense_words("the cat ate the fish") == []  # 먹다 has one sense
+    for korean, english in toy_translation_splits(0)["same_verb"]:
+        senses = sense_words(english)
+        assert len(senses) == 2 and senses[0] != senses[1], english
+    with pytest.raises(TypeError, match="english must be a str"):
+        sense_words(None)

@@ -30,22 +30,35 @@ else:
     import book_support as bs
 
 SWEEP = bs.REPO_ROOT / "book" / "_data" / "seed_sweep.json"
+AVX2_SWEEP = bs.REPO_ROOT / "book" / "_data" / "seed_sweep_avx2.json"  # the same, on AVX2 kernels
 SCRIPT = bs.REPO_ROOT / "scripts" / "seed_sweep.py"
+SWEEPS = pytest.mark.parametrize("path", [SWEEP, AVX2_SWEEP], ids=["default-kernels", "avx2-kernels"])
 
 
-def load() -> dict:
-    return json.loads(SWEEP.read_text(encoding="utf-8"))
+def load(path=SWEEP) -> dict:
+    return json.loads(path.read_text(encoding="utf-8"))
 
 
-def test_the_sweep_covers_at_least_five_seeds_and_every_experiment():
-    sweep = load()
+@SWEEPS
+def test_the_sweep_covers_at_least_five_seeds_and_every_experiment(path):
+    sweep = load(path)
     assert len(sweep["seeds"]) >= 5 and 0 in sweep["seeds"]
     assert set(sweep["experiments"]) == {"warmup", "reverse", "ablations", "young"}
     assert set(sweep["runs"]) == {str(seed) for seed in sweep["seeds"]}
 
 
-def test_every_claim_held_for_every_seed():
-    sweep = load()
+def test_the_avx2_sweep_ran_on_other_kernels_and_differs():
+    default, avx2 = load(SWEEP), load(AVX2_SWEEP)
+    assert "ATEN_CPU_CAPABILITY=avx2" in avx2["made_with"] and set(avx2["claims"]) == set(default["claims"])
+    differ = [key for key, entry in avx2["summary"].items() if entry["mean"] != default["summary"][key]["mean"]]
+    assert len(differ) > 20  # another CPU's arithmetic: the short runs come out otherwise
+
+
+@SWEEPS
+def test_every_claim_held_for_every_seed(path):
+    sweep = load(path)
+    # the claims as the script states them now, recomputed from the stored runs
+    assert set(sweep["claims"]) == set(_script().CLAIMS)
     seeds = {str(seed) for seed in sweep["seeds"]}
     assert len(sweep["claims"]) >= 20
     failed = {
@@ -119,3 +132,13 @@ def test_spread_has_a_short_form_for_tables():
     entry = load()["summary"]["ch8.curse.K4.bleu"]
     expected = f"{entry['mean']:.1f} ({entry['min']:.1f} to {entry['max']:.1f})"
     assert seeds.spread("ch8.curse.K4.bleu", fmt=".1f", short=True) == expected
+
+
+def _script():
+    """scripts/seed_sweep.py as a module (it is not part of the package)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("seed_sweep", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

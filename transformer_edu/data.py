@@ -1087,6 +1087,23 @@ def same_verb_senses(korean: str) -> bool:
                for i, a in enumerate(clauses) for b in clauses[i + 1:])
 
 
+_SENSE_WORDS = {form: english.base for verb in MULTI_SENSE_VERBS for english in _VERB[verb].english.values()
+                for form in english}
+
+
+def sense_words(english: str) -> list[str]:
+    """The verbs of :data:`MULTI_SENSE_VERBS` in an English sentence, in order, as base forms.
+
+    ``sense_words("Minsu wore the hat and spent the money") == ["wear", "spend"]``:
+    which sense of 쓰다 each clause got, whatever else the sentence says. Two
+    translations of a same-verb compound read the senses alike when their
+    lists are equal; with the senses swapped they are not.
+    """
+    if not isinstance(english, str):
+        raise TypeError(f"sense_words: english must be a str, got {type(english).__name__}")
+    return [_SENSE_WORDS[word] for word in english.split() if word in _SENSE_WORDS]
+
+
 class _Sampler:
     """Draws random sentences whose clauses come from given triples, the verb first.
 
