@@ -496,6 +496,37 @@ def _wrap(text: str, width: int = 79) -> list[str]:
     return lines
 
 
+def check_controls(controls, kinds: tuple[type, ...], kind_names: str) -> list[str]:
+    """Check that ``controls`` is a list of controls of ``kinds`` with distinct names.
+
+    Shared by :class:`Explorer` and the live explorers of
+    :mod:`transformer_edu.playgrounds`.
+
+    Args:
+        controls: what the caller passed.
+        kinds: the control classes allowed.
+        kind_names: how the error messages name them, e.g.
+            ``"Buttons, Slider or Select"``.
+
+    Returns:
+        The controls' names, in order.
+
+    Raises:
+        TypeError: ``controls`` is not a list (a single control or a string
+            included), or holds something else than ``kinds``.
+        ValueError: two controls share a name.
+    """
+    if isinstance(controls, (str, bytes, *kinds)) or not isinstance(controls, Sequence):
+        raise TypeError(f"controls must be a list of {kind_names}, got {type(controls).__name__}")
+    for control in controls:
+        if not isinstance(control, kinds):
+            raise TypeError(f"controls must hold {kind_names}, got {type(control).__name__}")
+    names = [control.name for control in controls]
+    if len(set(names)) != len(names):
+        raise ValueError(f"controls must have distinct names, got {names}")
+    return names
+
+
 class Explorer:
     """A kernel-free interactive figure: precomputed states, HTML controls.
 
@@ -547,22 +578,7 @@ class Explorer:
                 raise ValueError(
                     f"{name} must be a non-empty string, got {text!r}"
                 )
-        if isinstance(controls, _Control) or not isinstance(
-            controls, Sequence
-        ):
-            raise TypeError(
-                "controls must be a list of Buttons, Slider or Select, got "
-                f"{type(controls).__name__}"
-            )
-        for control in controls:
-            if not isinstance(control, _Control):
-                raise TypeError(
-                    "controls must hold Buttons, Slider or Select, got "
-                    f"{type(control).__name__}"
-                )
-        names = [control.name for control in controls]
-        if len(set(names)) != len(names):
-            raise ValueError(f"controls must have distinct names, got {names}")
+        names = check_controls(controls, (_Control,), "Buttons, Slider or Select")
         if isinstance(decimals, bool) or not isinstance(decimals, int):
             raise TypeError(f"decimals must be an int, got {decimals!r}")
         if not 0 <= decimals <= 10:

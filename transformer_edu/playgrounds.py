@@ -361,8 +361,8 @@ def render_state(state: ix.State, *, width: float = 10.0) -> Figure:
         raise TypeError(
             f"state must be an interactive.State, got {type(state).__name__}"
         )
-    korean = viz.korean_font()  # Hangul labels, whether or not the chapter set the book's style
-    with matplotlib.rc_context({"font.family": ["DejaVu Sans"] + ([korean] if korean else [])}):
+    # Hangul labels, whether or not the chapter set the book's style
+    with matplotlib.rc_context({"font.family": viz.font_families()}):
         return _render(state, width)
 
 
@@ -458,22 +458,9 @@ class LiveExplorer:
                 raise ValueError(
                     f"{name} must be a non-empty string, got {text!r}"
                 )
-        if isinstance(controls, (str, bytes)) or not isinstance(
-            controls, Sequence
-        ):
-            raise TypeError(
-                f"controls must be a list of controls, got "
-                f"{type(controls).__name__}"
-            )
-        for control in controls:
-            if not isinstance(control, _CONTROLS):
-                raise TypeError(
-                    "controls must hold Buttons, Slider, Select, Text or "
-                    f"Toggle, got {type(control).__name__}"
-                )
-        names = [control.name for control in controls]
-        if len(set(names)) != len(names):
-            raise ValueError(f"controls must have distinct names, got {names}")
+        names = ix.check_controls(
+            controls, _CONTROLS, "Buttons, Slider, Select, Text or Toggle"
+        )
         fixed = dict(fixed or {})
         both = sorted(set(names) & set(fixed))
         if both:

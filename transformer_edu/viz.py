@@ -43,6 +43,7 @@ __all__ = [
     "DIVERGING_CMAP",
     "use_book_style",
     "korean_font",
+    "font_families",
     "to_numpy",
     "attention_heatmap",
     "attention_grid",
@@ -123,6 +124,17 @@ def korean_font() -> str | None:
     return next((family for family in _KOREAN_FAMILIES if family in known), None)
 
 
+def font_families() -> list[str]:
+    """The book's font list: DejaVu Sans (Latin, U+2212) and the Korean family, if one is installed.
+
+    Matplotlib falls back glyph by glyph along it; :func:`use_book_style`
+    sets it globally, and a figure drawn under ``matplotlib.rc_context``
+    can use it alone.
+    """
+    korean = korean_font()
+    return [_LATIN_FAMILY] + ([korean] if korean else [])
+
+
 def use_book_style() -> str | None:
     """Apply the book's theme to matplotlib and seaborn.
 
@@ -142,8 +154,8 @@ def use_book_style() -> str | None:
         The Korean font family in use, or ``None`` when there is none.
     """
     sns.set_theme(style="white", context="notebook")
-    korean = korean_font()
-    families = [_LATIN_FAMILY] + ([korean] if korean else [])
+    families = font_families()
+    korean = families[1] if len(families) > 1 else None
     small, medium, large = MIN_FONT_PT, MIN_FONT_PT + 1, MIN_FONT_PT + 2
     matplotlib.rcParams.update(
         {
