@@ -19,7 +19,7 @@ test's node id. We do not rely on xdist's own ``xdist_group`` marks: xdist
 worker, and from pytest 9.2 on (structured node ids) that write is ignored, so
 the marks silently stop grouping (pytest-xdist issue 1386) and a chapter's
 cells land on two workers, where the second kernel never ran the imports.
-``tests/test_xdist_groups.py`` runs a notebook under ``-n 2`` and fails if its
+``tests/book/test_xdist_groups.py`` runs a notebook under ``-n 2`` and fails if its
 cells are split.
 
 The groups are then ordered longest first (the book group and the JupyterLab
@@ -42,18 +42,18 @@ from __future__ import annotations
 import pytest
 
 # Tests that use book_support.build_book (one build per process; a test in
-# tests/test_xdist_groups.py finds them).
+# tests/book/test_xdist_groups.py finds them).
 BOOK_FILES = {
-    "tests/test_book.py",
-    "tests/test_browser.py",
-    "tests/test_notebook_markdown.py",
-    "tests/test_live_translator.py",
+    "tests/book/test_book.py",
+    "tests/book/test_browser.py",
+    "tests/book/test_notebook_markdown.py",
+    "tests/book/test_live_translator.py",
 }
 # Longest first, by serial runs' --durations (roughly: the book build and its
 # browser test 4-5 min, every chapter in JupyterLab 5 min, the Colab test, a
 # fresh environment running Chapter 1, 1 min; Chapter 7 the longest nbval),
 # then nbval of each chapter, then the rest.
-FIRST = ["book", "tests/test_jupyterlab.py", "tests/test_colab_setup.py"]
+FIRST = ["book", "tests/book/test_jupyterlab.py", "tests/book/test_colab_setup.py"]
 
 
 def group_of(nodeid: str) -> str:

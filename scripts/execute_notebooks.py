@@ -42,7 +42,7 @@ live widget again, not this text, so such a cell's output cannot be compared
 by nbval: the script tags every cell whose output it rewrote
 ``nbval-ignore-output`` unless the cell already starts with
 ``# NBVAL_IGNORE_OUTPUT`` (and says so). A chapter author writes nothing
-special in a widget cell. ``tests/test_execute_notebooks.py`` checks that no
+special in a widget cell. ``tests/book/test_execute_notebooks.py`` checks that no
 stored output is a widget pointer and that every rewritten cell is ignored by
 nbval.
 
@@ -52,7 +52,7 @@ a level (of 255) of the original, and no pixel off by more than a fifth of
 the range (only a few anti-aliased edge pixels move at all). The book's
 figures are flat colours, text and colormaps of at most 256 entries, so the
 file shrinks to about a third (the book's pages must stay light:
-tests/test_browser.py). Images a palette would change (photographs, smooth
+tests/book/test_browser.py). Images a palette would change (photographs, smooth
 gradients) are kept as they are.
 
 ``--widgets-only`` applies the same rewriting to the stored outputs without

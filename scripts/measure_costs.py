@@ -28,7 +28,7 @@ What is measured
   skipped), with the repository on ``PYTHONPATH``, under the contract below.
 * With ``--live-translator`` (instead of the chapters and benchmarks): the
   live translator of Chapter 8 in headless Chromium, by its browser tests
-  (``tests/test_live_translator.py``, which build the book, serve it on
+  (``tests/book/test_live_translator.py``, which build the book, serve it on
   localhost and write ``artifacts/live_translator.json``): the page's weight
   before the demo starts, the bytes of ONNX Runtime Web and of the model, the
   time to the first translation and the time per sentence. Stored under the
@@ -70,7 +70,7 @@ NOTEBOOK_TIMEOUT_S = 1800
 CELL_TIMEOUT_S = 900
 BENCHMARK_TIMEOUT_S = 900
 DEVICE_NAMES = {"cpu": "CPU", "cuda": "GPU (CUDA)"}
-LIVE_TRANSLATOR_TESTS = ["tests/test_live_translator.py", "-k", "stays_light or translations_equal"]
+LIVE_TRANSLATOR_TESTS = ["tests/book/test_live_translator.py", "-k", "stays_light or translations_equal"]
 LIVE_TRANSLATOR_JSON = REPO_ROOT / "artifacts" / "live_translator.json"
 LIVE_TRANSLATOR_TIMEOUT_S = 1800
 
@@ -128,7 +128,7 @@ def _live_translator_lines(data: dict) -> list[str]:
         "model in the reader's browser with ONNX Runtime Web (WebAssembly, one",
         f"thread). Measured on {live['date']} in headless {live['browser']} on",
         f"{machine['cpu']} ({machine['cpu_count']} logical cores), the book served",
-        "from localhost, by `tests/test_live_translator.py`.",
+        "from localhost, by `tests/book/test_live_translator.py`.",
         "",
         "| What | Measured |",
         "| --- | ---: |",

@@ -67,7 +67,7 @@ of the AVX-512 ones this machine picks, is stored beside it::
         python scripts/seed_sweep.py --out book/_data/seed_sweep_avx2.json
 
 Its runs differ from the first file's as a learner's CPU would make them
-differ, and every claim must hold in both (``tests/test_seed_sweep.py``).
+differ, and every claim must hold in both (``tests/book/test_seed_sweep.py``).
 
 The notebooks run single-threaded on the CPU with ``PYTHONHASHSEED=0``
 (``scripts/execute_notebooks.py``); so does this script: ``torch`` is set to

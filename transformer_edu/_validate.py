@@ -103,3 +103,125 @@ def mask(name: str, value: object, target_shape: tuple[int, ...]) -> Tensor | No
             f"scores of shape {tuple(target_shape)} (B, H, Lq, Lk)"
         )
     return value
+
+
+def _broadcasts(shape: tuple[int, ...], target: tuple[int, ...]) -> bool:
+    """Whether ``shape`` broadcasts to ``target`` (a plain tuple comparison, no tensor made)."""
+    if len(shape) > len(target):
+        return False
+    return all(s in (1, t) for s, t in zip(reversed(shape), reversed(target)))
+
+
+def attention_mask(name: str, value: object, batch: int, heads: int, queries: int, keys: int) -> None:
+    """Check a mask for the scores (B, H, Lq, Lk) of a multi-head attention; ``None`` passes.
+
+    It must be boolean, 4-D (a (B, S) mask would silently line up B with the
+    queries when B == S) and broadcast to (B, H, Lq, Lk).
+    """
+    if value is None:
+        return
+    tensor(name, value)
+    if value.dtype != torch.bool:
+        raise TypeError(
+            f"{name} must be a boolean tensor (True = may attend), got dtype {value.dtype}; "
+            "build one with padding_mask / causal_mask / target_mask"
+        )
+    target = (batch, heads, queries, keys)
+    if not _broadcasts(tuple(value.shape), target):
+        raise ValueError(
+            f"{name} of shape {tuple(value.shape)} does not broadcast to the attention "
+            f"scores of shape {target} (B, H, Lq, Lk)"
+        )
+    if value.dim() != 4:
+        raise ValueError(
+            f"{name} must be 4-D (B or 1, 1 or H, Lq or 1, Lk), got shape {tuple(value.shape)}; "
+            "build it with padding_mask (B, 1, 1, S), causal_mask (1, 1, L, L) or target_mask (B, 1, T, T)"
+        )
+
+
+def sequence(name: str, value: object, d_model: int) -> Tensor:
+    """Check a batch of vectors (B, L, D): a 3-D floating-point tensor of width ``d_model``."""
+    float_tensor(name, value)
+    if value.dim() != 3:
+        raise ValueError(
+            f"{name} must be 3-D (B, L, D) with the batch first, got shape {tuple(value.shape)}; "
+            "add a batch dimension with .unsqueeze(0)"
+        )
+    width(name, value, d_model)
+    return value
+
+
+def attention_inputs(query: object, key: object, value: object, mask: object, d_model: int, heads: int) -> None:
+    """The checks of :meth:`MultiHeadAttention.forward <transformer_edu.MultiHeadAttention.forward>`."""
+    for name, x in (("query", query), ("key", key), ("value", value)):
+        sequence(name, x, d_model)
+    if not (query.shape[0] == key.shape[0] == value.shape[0]):
+        raise ValueError(
+            f"query, key and value must have the same batch size, got "
+            f"{query.shape[0]}, {key.shape[0]} and {value.shape[0]}"
+        )
+    if key.shape[1] != value.shape[1]:
+        raise ValueError(f"key and value must have the same length, got {key.shape[1]} and {value.shape[1]}")
+    attention_mask("mask", mask, query.shape[0], heads, query.shape[1], key.shape[1])
+
+
+def heads_inputs(query: object, key: object, value: object, attn_mask: object, dropout_p: object) -> None:
+    """The checks of :func:`~transformer_edu.scaled_dot_product_attention`: (..., L, d) tensors that fit."""
+    for name, t in (("query", query), ("key", key), ("value", value)):
+        float_tensor(name, t)
+        if t.dim() < 2:
+            raise ValueError(f"{name} must have at least 2 dimensions (..., L, d), got shape {tuple(t.shape)}")
+    if query.shape[-1] != key.shape[-1]:
+        raise ValueError(
+            f"query and key must have the same width d_k, got query {tuple(query.shape)} "
+            f"and key {tuple(key.shape)}"
+        )
+    if key.shape[-2] != value.shape[-2]:
+        raise ValueError(
+            f"key and value must have the same length Lk, got key {tuple(key.shape)} "
+            f"and value {tuple(value.shape)}"
+        )
+    probability("dropout_p", dropout_p)
+    if attn_mask is not None:
+        scores = (*torch.broadcast_shapes(query.shape[:-2], key.shape[:-2]), query.shape[-2], key.shape[-2])
+        mask("mask", attn_mask, scores)
+
+
+def decoder_inputs(
+    x: object, memory: object, src_mask: object, tgt_mask: object, cache: object, *, d_model: int,
+    heads: int, n_layers: int | None = None, name: str = "x",
+) -> None:
+    """The checks of a decoder's entry points (:class:`~transformer_edu.DecoderLayer`,
+    :class:`~transformer_edu.Decoder`, :meth:`Transformer.decode <transformer_edu.Transformer.decode>`).
+
+    ``x`` is the decoder's input (B, T, D); with a ``cache`` (a
+    :class:`~transformer_edu.KVCache`, of ``n_layers`` layers unless that is
+    ``None``) it holds only the new positions, and ``tgt_mask`` covers the
+    cached ones too.
+    """
+    from .decoder import KVCache  # the cache's module imports this one
+
+    sequence(name, x, d_model)
+    sequence("memory", memory, d_model)
+    batch, steps = x.shape[:2]
+    if batch != memory.shape[0]:
+        raise ValueError(f"{name} and memory must have the same batch size, got {batch} and {memory.shape[0]}")
+    cached = 0
+    if cache is not None:
+        if not isinstance(cache, KVCache):
+            raise TypeError(f"cache must be a KVCache (see Transformer.new_cache), got {type(cache).__name__}")
+        if n_layers is not None and len(cache.layers) != n_layers:
+            raise ValueError(
+                f"cache has {len(cache.layers)} layers, the decoder has {n_layers}; "
+                "create it with KVCache(n_layers)"
+            )
+        rows = cache.batch_size
+        if rows is not None and rows != batch:
+            raise ValueError(
+                f"the cache holds {rows} rows but {name} has batch size {batch}; "
+                "use one cache per batch (cache.reorder keeps or repeats rows)"
+            )
+        cache.check_room(steps)
+        cached = cache.length
+    attention_mask("src_mask", src_mask, batch, heads, steps, memory.shape[1])
+    attention_mask("tgt_mask", tgt_mask, batch, heads, steps, cached + steps)

@@ -57,11 +57,9 @@ def scaled_dot_product_attention(
 
     See Chapter 1.
     """
-    _check_qkv(query, key, value)
-    _validate.probability("dropout_p", dropout_p)
+    _validate.heads_inputs(query, key, value, mask, dropout_p)
     scores = query @ key.transpose(-2, -1) / math.sqrt(query.shape[-1])  # (..., Lq, Lk)
     if mask is not None:
-        _validate.mask("mask", mask, tuple(scores.shape))
         scores = scores.masked_fill(~mask, torch.finfo(scores.dtype).min)
     weights = scores.softmax(dim=-1)
     if mask is not None:
@@ -69,23 +67,6 @@ def scaled_dot_product_attention(
     if dropout_p > 0.0:
         weights = F.dropout(weights, p=dropout_p)
     return weights @ value, weights  # (..., Lq, d_v), (..., Lq, Lk)
-
-
-def _check_qkv(query: Tensor, key: Tensor, value: Tensor) -> None:
-    for name, t in (("query", query), ("key", key), ("value", value)):
-        _validate.float_tensor(name, t)
-        if t.dim() < 2:
-            raise ValueError(f"{name} must have at least 2 dimensions (..., L, d), got shape {tuple(t.shape)}")
-    if query.shape[-1] != key.shape[-1]:
-        raise ValueError(
-            f"query and key must have the same width d_k, got query {tuple(query.shape)} "
-            f"and key {tuple(key.shape)}"
-        )
-    if key.shape[-2] != value.shape[-2]:
-        raise ValueError(
-            f"key and value must have the same length Lk, got key {tuple(key.shape)} "
-            f"and value {tuple(value.shape)}"
-        )
 
 
 class MultiHeadAttention(nn.Module):
@@ -157,46 +138,13 @@ class MultiHeadAttention(nn.Module):
             ``(output, weights)`` with weights of shape (B, H, Lq, Lk), or
             ``None`` when ``need_weights`` is ``False``.
         """
-        self._check_input("query", query)
-        self._check_input("key", key)
-        self._check_input("value", value)
-        if not (query.shape[0] == key.shape[0] == value.shape[0]):
-            raise ValueError(
-                f"query, key and value must have the same batch size, got "
-                f"{query.shape[0]}, {key.shape[0]} and {value.shape[0]}"
-            )
-        if key.shape[1] != value.shape[1]:
-            raise ValueError(
-                f"key and value must have the same length, got {key.shape[1]} and {value.shape[1]}"
-            )
-        self.check_mask(mask, query.shape[0], query.shape[1], key.shape[1])
+        _validate.attention_inputs(query, key, value, mask, self.d_model, self.n_heads)
         if query is key and key is value:  # self-attention: one matrix product for Q, K and V
             q, k, v = self.project_qkv(query)
         else:
             q = self.split_heads(self.w_q(query))
             k, v = self.project_kv(key, value)
-        return self._attend(q, k, v, mask, need_weights)
-
-    def check_mask(self, mask: Tensor | None, batch: int, query_length: int, key_length: int,
-                   name: str = "mask") -> None:
-        """Check that a boolean mask fits the scores (B, H, Lq, Lk) of this layer; ``None`` passes."""
-        if mask is None:
-            return
-        _validate.mask(name, mask, (batch, self.n_heads, query_length, key_length))
-        if mask.dim() != 4:  # a (B, S) mask would silently line up B with the queries when B == S
-            raise ValueError(
-                f"{name} must be 4-D (B or 1, 1 or H, Lq or 1, Lk), got shape {tuple(mask.shape)}; "
-                "build it with padding_mask (B, 1, 1, S), causal_mask (1, 1, L, L) or target_mask (B, 1, T, T)"
-            )
-
-    def _check_input(self, name: str, x: Tensor) -> None:
-        _validate.float_tensor(name, x)
-        if x.dim() != 3:
-            raise ValueError(
-                f"{name} must be 3-D (B, L, D) with the batch first, got shape {tuple(x.shape)}; "
-                "add a batch dimension with .unsqueeze(0)"
-            )
-        _validate.width(name, x, self.d_model)
+        return self.attend(q, k, v, mask, need_weights)
 
     def split_heads(self, x: Tensor) -> Tensor:
         """(B, L, D) → (B, H, L, d_k)."""
@@ -260,17 +208,16 @@ class MultiHeadAttention(nn.Module):
     ) -> tuple[Tensor, Tensor | None]:
         """Attention over already projected heads, then the output projection W_O.
 
+        The second half of :meth:`forward`, for a caller that projects (and
+        caches) the heads itself, as :class:`~transformer_edu.DecoderLayer`
+        does; it checks nothing: :meth:`forward`, or the caller's own entry
+        point, has.
+
         Shape:
             - q: (B, H, Lq, d_k); k, v: (B, H, Lk, d_k)
+            - mask: boolean, ``True`` = may attend, broadcastable to (B, H, Lq, Lk)
             - output: (B, Lq, D); weights: (B, H, Lq, Lk) or ``None``
         """
-        self.check_mask(mask, q.shape[0], q.shape[2], k.shape[2])
-        return self._attend(q, k, v, mask, need_weights)
-
-    def _attend(
-        self, q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, need_weights: bool
-    ) -> tuple[Tensor, Tensor | None]:
-        """:meth:`attend` without checking the mask (the caller has)."""
         p = self.dropout.p if self.training else 0.0
         if need_weights or self._recorder is not None:
             out, weights = scaled_dot_product_attention(q, k, v, mask)

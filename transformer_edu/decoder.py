@@ -3,6 +3,8 @@ with a key/value cache for step-by-step decoding (Chapter 8)."""
 
 from __future__ import annotations
 
+from typing import Callable
+
 from torch import Tensor, nn
 
 from . import _validate
@@ -110,20 +112,48 @@ class KVCache:
         cache["self_v"] = buffers["self_v"][:, :, :end]
         return cache["self_k"], cache["self_v"]
 
-    def reorder(self, index: Tensor) -> None:
+    def memory_kv(self, layer: int, project: Callable[[], tuple[Tensor, Tensor]]) -> tuple[Tensor, Tensor]:
+        """The cross-attention keys and values of ``layer``: ``project()`` at the first step, kept after.
+
+        The encoder's memory does not change while decoding, so neither do
+        its keys and values: they are computed once per layer and stored
+        contiguous, as every later step reads them.
+
+        Shape:
+            - keys, values: (B, H, S, d_k)
+        """
+        entries = self.layers[layer]
+        if "cross_k" not in entries:
+            k, v = project()
+            entries["cross_k"], entries["cross_v"] = k.contiguous(), v.contiguous()
+        return entries["cross_k"], entries["cross_v"]
+
+    def reorder(self, index: Tensor, shared_memory: bool = False) -> None:
         """Keep the batch rows ``index`` (in that order), e.g. the surviving beams.
 
         Every tensor of :attr:`layers` follows: the filled part of the
         self-attention buffers is gathered and written back in place (into new
         buffers when the number of rows changes); the others are gathered.
 
+        Args:
+            index: the rows to keep.
+            shared_memory: the rows that trade places read the same memory
+                (the K beams of one source, in beam search), so the
+                cross-attention keys and values are left as they are.
+
         Shape:
             - index: (B',) long, values in [0, B)
         """
+        if shared_memory and index.shape[0] != self.batch_size:
+            raise ValueError(
+                f"shared_memory=True keeps the number of rows: the cache holds {self.batch_size}, "
+                f"index has {index.shape[0]}; rows that leave or repeat take their memory's keys along"
+            )
         for buffers, cache in zip(self._buffers, self.layers):
             for name, tensor in cache.items():
-                if name not in buffers:
-                    cache[name] = tensor.index_select(0, index)  # (B', …)
+                if name not in buffers:  # cross-attention keys and values
+                    if not shared_memory:
+                        cache[name] = tensor.index_select(0, index)  # (B', H, S, d_k)
                     continue
                 kept = tensor.index_select(0, index)  # (B', H, t, d_k)
                 buffer = buffers[name]
@@ -192,85 +222,38 @@ class DecoderLayer(nn.Module):
         ``cache.length`` once the new positions went through every layer
         (:class:`Decoder` does).
         """
-        _check_inputs(self.self_attn, x, memory, src_mask, tgt_mask, cache)
+        attn = self.self_attn
+        _validate.decoder_inputs(x, memory, src_mask, tgt_mask, cache, d_model=attn.d_model, heads=attn.n_heads)
         if cache is not None and not (isinstance(layer, int) and 0 <= layer < len(cache.layers)):
             raise ValueError(f"layer must be an index of the cache's {len(cache.layers)} layers, got {layer!r}")
-        return self._run(x, memory, src_mask, tgt_mask, cache, layer)
-
-    def _run(
-        self, x: Tensor, memory: Tensor, src_mask: Tensor | None, tgt_mask: Tensor | None,
-        cache: KVCache | None, layer: int,
-    ) -> Tensor:
-        """:meth:`forward` without the checks, for callers that made them once."""
-        # Dropout does nothing in eval mode; skipping the calls saves a little per decoding step,
-        # as do the unchecked _run of the norms and the feed-forward network (x was checked).
-        drop1, drop2, drop3 = (self.dropout1, self.dropout2, self.dropout3) if self.training else (_same,) * 3
-        norm1, norm2, norm3, feed_forward = self.norm1._run, self.norm2._run, self.norm3._run, self.feed_forward._run
         if self.norm_first:
-            x = x + drop1(self._self_attend(norm1(x), tgt_mask, cache, layer))
-            x = x + drop2(self._cross_attend(norm2(x), memory, src_mask, cache, layer))
-            x = x + drop3(feed_forward(norm3(x)))
+            x = x + self.dropout1(self._self_attention(self.norm1(x), tgt_mask, cache, layer))
+            x = x + self.dropout2(self._cross_attention(self.norm2(x), memory, src_mask, cache, layer))
+            x = x + self.dropout3(self.feed_forward(self.norm3(x)))
         else:
-            x = norm1(x + drop1(self._self_attend(x, tgt_mask, cache, layer)))
-            x = norm2(x + drop2(self._cross_attend(x, memory, src_mask, cache, layer)))
-            x = norm3(x + drop3(feed_forward(x)))
+            x = self.norm1(x + self.dropout1(self._self_attention(x, tgt_mask, cache, layer)))
+            x = self.norm2(x + self.dropout2(self._cross_attention(x, memory, src_mask, cache, layer)))
+            x = self.norm3(x + self.dropout3(self.feed_forward(x)))
         return x
 
-    def _self_attend(self, x: Tensor, mask: Tensor | None, cache: KVCache | None, layer: int) -> Tensor:
-        attn = self.self_attn
-        q, k, v = attn.project_qkv(x)  # (B, H, T, d_k) each
-        if cache is not None:  # the new positions attend to the cached ones and to themselves
-            k, v = cache.append(layer, k, v)  # (B, H, t + T, d_k)
-        return attn._attend(q, k, v, mask, need_weights=False)[0]
+    def _self_attention(self, x: Tensor, mask: Tensor | None, cache: KVCache | None, layer: int) -> Tensor:
+        """Masked self-attention; with a cache the new positions also attend to the cached ones."""
+        q, k, v = self.self_attn.project_qkv(x)  # (B, H, T, d_k) each
+        if cache is not None:
+            k, v = cache.append(layer, k, v)  # (B, H, t + T, d_k): the cached positions, then the new
+        return self.self_attn.attend(q, k, v, mask, need_weights=False)[0]  # (B, T, D)
 
-    def _cross_attend(
+    def _cross_attention(
         self, x: Tensor, memory: Tensor, mask: Tensor | None, cache: KVCache | None, layer: int
     ) -> Tensor:
+        """Attention from the decoder's positions to the memory; the cache keeps its keys and values."""
         attn = self.cross_attn
         q = attn.split_heads(attn.w_q(x))  # (B, H, T, d_k)
-        entries = None if cache is None else cache.layers[layer]
-        if entries is not None and "cross_k" in entries:  # the memory does not change between steps
-            k, v = entries["cross_k"], entries["cross_v"]
-        else:
+        if cache is None:
             k, v = attn.project_kv(memory, memory)  # (B, H, S, d_k) each
-            if entries is not None:  # stored contiguous: every later step reads them faster
-                k, v = entries["cross_k"], entries["cross_v"] = k.contiguous(), v.contiguous()
-        return attn._attend(q, k, v, mask, need_weights=False)[0]
-
-
-def _same(x: Tensor) -> Tensor:
-    return x
-
-
-def _check_inputs(
-    attn: MultiHeadAttention, x: Tensor | tuple[int, int], memory: Tensor, src_mask: Tensor | None,
-    tgt_mask: Tensor | None, cache: KVCache | None, name: str = "x",
-) -> None:
-    """The checks of a decoder's entry point; the layers then run unchecked.
-
-    ``x`` is the decoder's input, or only its (B, T) when the caller made it
-    (``Transformer.decode`` embeds ``tgt`` itself).
-    """
-    if isinstance(x, Tensor):
-        attn._check_input(name, x)
-    batch, steps = x.shape[:2] if isinstance(x, Tensor) else x
-    attn._check_input("memory", memory)
-    if batch != memory.shape[0]:
-        raise ValueError(f"{name} and memory must have the same batch size, got {batch} and {memory.shape[0]}")
-    cached = 0
-    if cache is not None:
-        if not isinstance(cache, KVCache):
-            raise TypeError(f"cache must be a KVCache, got {type(cache).__name__}")
-        rows = cache.batch_size
-        if rows is not None and rows != batch:
-            raise ValueError(
-                f"the cache holds {rows} rows but {name} has batch size {batch}; "
-                "use one cache per batch (cache.reorder keeps or repeats rows)"
-            )
-        cache.check_room(steps)
-        cached = cache.length
-    attn.check_mask(src_mask, batch, steps, memory.shape[1], "src_mask")
-    attn.check_mask(tgt_mask, batch, steps, cached + steps, "tgt_mask")
+        else:  # the memory does not change between steps: projected at the first, reused after
+            k, v = cache.memory_kv(layer, lambda: attn.project_kv(memory, memory))
+        return attn.attend(q, k, v, mask, need_weights=False)[0]  # (B, T, D)
 
 
 class Decoder(nn.Module):
@@ -315,32 +298,16 @@ class Decoder(nn.Module):
         tgt_mask: Tensor | None = None,
         cache: KVCache | None = None,
     ) -> Tensor:
-        """Run the stack. With a ``cache``, ``x`` holds only the new positions."""
-        self.check_inputs(x, memory, src_mask, tgt_mask, cache)
-        return self._run(x, memory, src_mask, tgt_mask, cache)
+        """Run the stack. With a ``cache``, ``x`` holds only the new positions.
 
-    def check_inputs(
-        self, x: Tensor | tuple[int, int], memory: Tensor, src_mask: Tensor | None = None,
-        tgt_mask: Tensor | None = None, cache: KVCache | None = None, name: str = "x",
-    ) -> None:
-        """Raise a ``ValueError`` / ``TypeError`` naming what is wrong with :meth:`forward`'s arguments.
-
-        ``x`` may be given as its (B, T) only, by a caller that built it.
+        This is the code every decoding loop runs (:mod:`~transformer_edu.decoding`):
+        one new position per step, with a cache.
         """
-        if isinstance(cache, KVCache) and len(cache.layers) != len(self.layers):
-            raise ValueError(
-                f"cache has {len(cache.layers)} layers, the decoder has {len(self.layers)}; "
-                "create it with KVCache(n_layers)"
-            )
-        _check_inputs(self.layers[0].self_attn, x, memory, src_mask, tgt_mask, cache, name)
-
-    def _run(
-        self, x: Tensor, memory: Tensor, src_mask: Tensor | None, tgt_mask: Tensor | None,
-        cache: KVCache | None,
-    ) -> Tensor:
-        """:meth:`forward` without the checks, for callers that made them once."""
+        layer = self.layers[0].self_attn
+        _validate.decoder_inputs(x, memory, src_mask, tgt_mask, cache, d_model=layer.d_model,
+                                 heads=layer.n_heads, n_layers=len(self.layers))
         for i, layer in enumerate(self.layers):
-            x = layer._run(x, memory, src_mask, tgt_mask, cache, i)
+            x = layer(x, memory, src_mask, tgt_mask, cache, i)
         if cache is not None:
             cache.length += x.shape[1]
-        return x if self.norm is None else self.norm._run(x)
+        return x if self.norm is None else self.norm(x)

@@ -12,19 +12,22 @@ little probability, which sampling would otherwise draw (as fairseq, they get
 a log-probability of −∞ before a token is chosen).
 
 All three feed only the newest token to the decoder and keep the keys and
-values of the earlier ones in a cache; ``use_cache=False`` recomputes the
-whole prefix at every step instead, with the same result, only slower.
+values of the earlier ones in a :class:`~transformer_edu.KVCache`;
+``use_cache=False`` recomputes the whole prefix at every step instead, with
+the same result, only slower. Either way each step runs the model's own
+modules, the :class:`~transformer_edu.Decoder` of Chapter 6 with the cache of
+Chapter 8, so a forward hook or :func:`~transformer_edu.record_attention`
+sees every step.
 
 Each step is kept lean (profile it with :mod:`transformer_edu.profiling`):
 the arguments are checked once, before the first step; the steps run in
-``torch.inference_mode`` through an
-:class:`~transformer_edu.incremental.IncrementalDecoder`, which computes what
-:meth:`~transformer_edu.model.Transformer.decode` with a :class:`~transformer_edu.KVCache` computes
-but gathers the weights once and calls no module (with a forward hook
-registered, or attention being recorded, the loops call the modules
-instead); the cache is preallocated and written in place; and no loop reads
-a value back from the device at every step, only every few steps, so a GPU
-is not made to wait for Python at every token.
+``torch.inference_mode``; each attention layer stacks its projection
+matrices once for the whole loop
+(:func:`~transformer_edu.attention.stacked_projections`); the cache is
+preallocated and written in place; the output layer runs on the last
+position only; and no loop reads a value back from the device at every
+step, only every few steps, so a GPU is not made to wait for Python at
+every token.
 
 Shape legend: B sources, S source length, K beams, V target vocabulary size,
 L generated length (BOS not included). Masks: ``True`` = may attend.
@@ -33,15 +36,14 @@ L generated length (BOS not included). Masks: ``True`` = may attend.
 from __future__ import annotations
 
 import math
-from contextlib import contextmanager, nullcontext
+from contextlib import contextmanager
 from typing import Iterator, NamedTuple
 
 import torch
 from torch import Tensor
 
-from . import _validate, incremental
+from . import _validate
 from .attention import stacked_projections
-from .incremental import IncrementalDecoder
 from .masks import causal_mask, padding_mask
 from .model import Transformer
 
@@ -108,22 +110,21 @@ def gnmt_length_penalty(length: int | Tensor, alpha: float) -> float | Tensor:
 
 
 @contextmanager
-def _inference(model: Transformer, stacked: bool) -> Iterator[None]:
+def _inference(model: Transformer) -> Iterator[None]:
     """Dropout off and no autograd while decoding; the model's mode is restored after.
 
     ``torch.inference_mode`` is ``torch.no_grad`` that also skips autograd's
     bookkeeping of versions and views, a few microseconds per operation.
     Tensors made inside can never enter autograd, so results leave as copies.
-    ``stacked``: also stack each attention layer's projections once
-    (:func:`~transformer_edu.attention.stacked_projections`), for a loop
-    that calls the modules.
+    Each attention layer's projections are stacked once for the whole loop
+    (:func:`~transformer_edu.attention.stacked_projections`).
     """
     was_training = model.training
     switch = any(module.training for module in model.modules())  # a model in eval mode is left alone
     if switch:
         model.eval()
     try:
-        with torch.inference_mode(), (stacked_projections(model) if stacked else nullcontext()):
+        with torch.inference_mode(), stacked_projections(model):
             yield
     finally:
         if switch:
@@ -197,50 +198,57 @@ def _forbidden_ids(never: list[int], eos_id: int, vocab_size: int, device: torch
     return forbidden, early
 
 
-class _ModuleDecoder:
-    """:class:`~transformer_edu.incremental.IncrementalDecoder`'s interface over :meth:`Transformer._decode`.
+class _NextToken:
+    """The logits of every row's next token, computed by the model's own decoder.
 
-    The path for a model the lean decoder does not support (forward hooks,
-    recorded attention, a subclass): the modules are called, with a
-    :class:`~transformer_edu.KVCache`. The arguments were checked once, before
-    the first step, so the unchecked :meth:`Transformer._decode` runs.
+    Each call runs :meth:`Transformer.decode <transformer_edu.Transformer.decode>`'s
+    three steps (target embedding, :class:`~transformer_edu.Decoder`, output
+    layer) without its checks: the loop checked its arguments once, and its
+    tokens are ones the model chose. With a cache only the newest token goes
+    through the layers; without, the whole prefix does, under the causal
+    mask. The output layer runs on the last position only.
+
+    Args:
+        model: the model (in eval mode, under ``torch.inference_mode``).
+        memory: the encoder's output; src_mask: its padding mask.
+        max_len: the most positions the loop feeds, BOS included.
+        use_cache: keep a :class:`~transformer_edu.KVCache` of ``max_len`` positions.
+
+    Shape:
+        - memory: (N, S, D); src_mask: (N, 1, 1, S)
     """
 
-    def __init__(self, model: Transformer, memory: Tensor, src_mask: Tensor, max_len: int, use_cache: bool,
-                 forbidden: tuple[Tensor, Tensor]) -> None:
+    def __init__(self, model: Transformer, memory: Tensor, src_mask: Tensor, max_len: int, use_cache: bool) -> None:
         self.model, self.memory, self.src_mask = model, memory, src_mask
         self.cache = model.new_cache(max_len) if use_cache else None
         self.causal = None if use_cache else causal_mask(max_len, memory.device)  # (1, 1, max_len, max_len)
-        self.forbidden = (None, *forbidden)
 
-    def __call__(self, tokens: Tensor, mask: int = 0) -> Tensor:
-        """Logits (N, V) for the position after ``tokens`` (N, t), −∞ at ``forbidden[mask - 1]``."""
-        if self.cache is not None:  # only the newest token, which needs no mask
-            x = self.model._decode(tokens[:, -1:], self.memory, self.src_mask, None, self.cache)  # (N, 1, V)
+    def __call__(self, tokens: Tensor) -> Tensor:
+        """Logits (N, V) of the position after ``tokens`` (N, t), BOS first."""
+        model = self.model
+        if self.cache is not None:  # the newest token, at position t − 1; it may see every cached one
+            x = model.embed_target(tokens[:, -1:], self.cache.length)  # (N, 1, D)
+            h = model.decoder(x, self.memory, self.src_mask, None, self.cache)  # (N, 1, D)
         else:  # the whole prefix, under the causal mask cut to size
             t = tokens.shape[1]
-            x = self.model._decode(tokens, self.memory, self.src_mask, self.causal[:, :, :t, :t], None)  # (N, t, V)
-        logits = x[:, -1]  # (N, V)
-        return logits if mask == 0 else logits.masked_fill(self.forbidden[mask], float("-inf"))
+            h = model.decoder(model.embed_target(tokens), self.memory, self.src_mask, self.causal[:, :, :t, :t])
+        return model.generator(h[:, -1])  # (N, V)
 
     def reorder(self, rows: Tensor) -> None:
+        """Row i continues the past of row ``rows[i]`` (beam search: each kept beam takes its origin's).
+
+        The beams of one source read one memory, so only the self-attention
+        keys and values move.
+        """
         if self.cache is not None:
-            self.cache.reorder(rows)
+            self.cache.reorder(rows, shared_memory=True)
 
     def keep(self, rows: Tensor) -> None:
+        """Keep only the rows ``rows`` (beam search: the sources still searching)."""
         self.memory = self.memory.index_select(0, rows)  # (N', S, D)
         self.src_mask = self.src_mask.index_select(0, rows)  # (N', 1, 1, S)
         if self.cache is not None:
             self.cache.reorder(rows)
-
-
-def _decoder(model: Transformer, memory: Tensor, src_mask: Tensor, max_len: int, use_cache: bool,
-             forbidden: tuple[Tensor, Tensor], lean: bool) -> IncrementalDecoder | _ModuleDecoder:
-    """The step function of a decoding loop: the lean :class:`IncrementalDecoder` where
-    :func:`incremental.supports` allows it (``lean``), else the modules."""
-    if lean:
-        return IncrementalDecoder(model, memory, src_mask, max_len, use_cache, forbidden)
-    return _ModuleDecoder(model, memory, src_mask, max_len, use_cache, forbidden)
 
 
 # --------------------------------------------------------------------------
@@ -258,15 +266,15 @@ def _generate(model, src, pick, *, max_len, bos_id, eos_id, pad_id, unk_id, src_
     src_mask, pad_id, never = _prepare(model, src, src_mask, max_len, min_len, bos_id, eos_id, pad_id, unk_id)
     batch, device = src.shape[0], src.device
     forbidden, forbidden_early = _forbidden_ids(never, eos_id, model.config.tgt_vocab_size, device)
-    lean = incremental.supports(model)
-    with _inference(model, stacked=not lean):
+    with _inference(model):
         memory = model.encode(src, src_mask)  # (B, S, D)
-        decoder = _decoder(model, memory, src_mask, max_len, use_cache, (forbidden, forbidden_early), lean)
+        next_token = _NextToken(model, memory, src_mask, max_len, use_cache)
         tokens = torch.full((batch, max_len + 1), pad_id, dtype=torch.long, device=device)  # (B, 1 + max_len)
         tokens[:, 0] = bos_id
         for step in range(max_len):
-            logits = decoder(tokens[:, : step + 1], 2 if step < min_len else 1)  # (B, V)
-            tokens[:, step + 1] = pick(logits.float())
+            logits = next_token(tokens[:, : step + 1]).float()  # (B, V)
+            logits = logits.masked_fill(forbidden_early if step < min_len else forbidden, float("-inf"))
+            tokens[:, step + 1] = pick(logits)
             # A sentence that has ended goes on being decoded (its later tokens become padding below)
             if (step + 1) % _CHECK_EVERY == 0 and bool((tokens[:, 1 : step + 2] == eos_id).any(dim=1).all()):
                 break
@@ -437,12 +445,11 @@ def _beam_search(
     penalty = [gnmt_length_penalty(length, length_penalty) for length in range(max_len + 1)]
     check_every = 1 if trace is not None else _CHECK_EVERY
 
-    lean = incremental.supports(model)
-    with _inference(model, stacked=not lean):
+    with _inference(model):
         memory = model.encode(src, src_mask)  # (B, S, D)
         memory = memory.repeat_interleave(K, dim=0)  # (B·K, S, D): source 0's K rows, then source 1's, …
         src_mask = src_mask.repeat_interleave(K, dim=0)  # (B·K, 1, 1, S)
-        decoder = _decoder(model, memory, src_mask, max_len, use_cache, (forbidden, forbidden_early), lean)
+        next_token = _NextToken(model, memory, src_mask, max_len, use_cache)
         active = list(range(src.shape[0]))  # sources in the batch, n = len(active)
         tokens = torch.full((len(active) * K, max_len + 1), pad_id, dtype=torch.long, device=device)
         tokens[:, 0] = bos_id  # (n·K, 1 + max_len): row i·K + k is beam k of source i, BOS first
@@ -454,7 +461,7 @@ def _beam_search(
         rank = torch.arange(W, device=device)  # (W,)
         for step in range(max_len):
             n = len(active)
-            step_lp = decoder(tokens[:, : step + 1]).float().log_softmax(dim=-1)  # (n·K, V)
+            step_lp = next_token(tokens[:, : step + 1]).float().log_softmax(dim=-1)  # (n·K, V)
             step_lp = step_lp.masked_fill(forbidden_early if step < min_len else forbidden, float("-inf"))
             expanded = (log_probs.view(n * K, 1) + step_lp).view(n, K * V)  # (n, K·V)
             top_lp, top_index = expanded.topk(W, dim=-1)  # (n, W), best first
@@ -482,7 +489,7 @@ def _beam_search(
                 best.add(live[:, None] & log_probs.isfinite(), kept, log_probs, step + 1, penalty[step + 1], False)
                 break
             tokens[:, 1:] = kept.view(n * K, max_len)  # each beam's prefix, the new token included
-            decoder.reorder(parents.gather(1, keep).flatten())  # each kept beam: its origin's keys and values
+            next_token.reorder(parents.gather(1, keep).flatten())  # each kept beam: its origin's keys and values
             live = searching
             if (step + 1) % check_every:
                 continue
@@ -496,7 +503,7 @@ def _beam_search(
                 active = [b for b, f in zip(active, flags) if f]
                 rows = (still[:, None] * K + torch.arange(K, device=device)).flatten()  # (n'·K,)
                 tokens, log_probs, live, best = tokens[rows], log_probs[still], live[still], best.select(still)
-                decoder.keep(rows)
+                next_token.keep(rows)
         results: dict[int, list[Hypothesis]] = {}
         for sources, finished in [*retired, (active, best)]:
             results.update(zip(sources, finished.hypotheses()))

@@ -47,7 +47,7 @@ class EncoderLayer(nn.Module):
         self.norm_first = bool(norm_first)
 
     def forward(self, x: Tensor, mask: Tensor | None = None) -> Tensor:
-        self.self_attn._check_input("x", x)
+        _validate.sequence("x", x, self.self_attn.d_model)
         if self.norm_first:
             x = x + self.dropout1(self._attend(self.norm1(x), mask))
             x = x + self.dropout2(self.feed_forward(self.norm2(x)))

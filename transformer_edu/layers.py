@@ -44,10 +44,6 @@ class LayerNorm(nn.Module):
     def forward(self, x: Tensor) -> Tensor:
         _validate.float_tensor("x", x)
         _validate.width("x", x, self.d_model)
-        return self._run(x)
-
-    def _run(self, x: Tensor) -> Tensor:
-        """:meth:`forward` without the checks, for a caller that made them (a decoding step)."""
         return F.layer_norm(x, (self.d_model,), self.gamma, self.beta, self.eps)
 
     def extra_repr(self) -> str:
@@ -83,11 +79,5 @@ class PositionwiseFeedForward(nn.Module):
     def forward(self, x: Tensor) -> Tensor:
         _validate.float_tensor("x", x)
         _validate.width("x", x, self.w_1.in_features)
-        return self._run(x)
-
-    def _run(self, x: Tensor) -> Tensor:
-        """:meth:`forward` without the checks, for a caller that made them (a decoding step)."""
         hidden = F.relu(self.w_1(x))  # (B, L, d_ff)
-        if self.training:  # dropout does nothing in eval mode: skip the call
-            hidden = self.dropout(hidden)
-        return self.w_2(hidden)
+        return self.w_2(self.dropout(hidden))

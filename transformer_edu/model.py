@@ -175,9 +175,7 @@ class Transformer(nn.Module):
         src = self._check_tokens("src", src, self.config.src_vocab_size)
         if src_mask is None:
             src_mask = padding_mask(src, self.config.pad_id)  # (B, 1, 1, S)
-        x = self.src_embed(src) * self.embed_scale  # (B, S, D)
-        x = self.positional(x) if self.config.src_positional else self.positional.dropout(x)  # ablation: no order
-        return self.encoder(x, src_mask)
+        return self.encoder(self.embed_source(src), src_mask)
 
     def decode(
         self,
@@ -198,32 +196,44 @@ class Transformer(nn.Module):
         decoded so far; the default mask then lets each new position see all
         cached positions and the new ones up to itself.
 
-        Every argument is checked here; the decoding loops of
-        :mod:`~transformer_edu.decoding` check theirs once, before the first
-        step, and then call :meth:`_decode`, which skips the checks.
+        The token ids are checked here (reading their smallest and largest
+        value); the decoding loops of :mod:`~transformer_edu.decoding` check
+        their source once and then run the three steps below themselves,
+        as their own tokens need no check.
         """
         tgt = self._check_tokens("tgt", tgt, self.config.tgt_vocab_size)
         if cache is not None and not isinstance(cache, KVCache):
             raise TypeError(f"cache must be a KVCache (see new_cache), got {type(cache).__name__}")
         if tgt_mask is None:
             tgt_mask = self._default_tgt_mask(tgt, cache)
-        self.decoder.check_inputs(tuple(tgt.shape), memory, src_mask, tgt_mask, cache, name="tgt")
-        return self._decode(tgt, memory, src_mask, tgt_mask, cache)
+        x = self.embed_target(tgt, 0 if cache is None else cache.length)  # (B, T, D)
+        _validate.decoder_inputs(x, memory, src_mask, tgt_mask, cache, d_model=self.config.d_model,
+                                 heads=self.config.n_heads, n_layers=self.config.n_layers, name="tgt")
+        return self.generator(self.decoder(x, memory, src_mask, tgt_mask, cache))  # (B, T, V)
 
-    def _decode(
-        self, tgt: Tensor, memory: Tensor, src_mask: Tensor | None, tgt_mask: Tensor | None,
-        cache: KVCache | None,
-    ) -> Tensor:
-        """:meth:`decode` without the argument checks, for a loop that made them once.
+    def embed_source(self, src: Tensor) -> Tensor:
+        """Source ids → vectors: embedding · √d_model + positional encoding, then dropout.
 
-        ``tgt_mask`` is used as given: ``None`` is right for one new position
-        with a cache (it may see every cached position and itself).
+        With ``config.src_positional = False`` (Chapter 7's ablation) no
+        positions are added: the encoder sees a bag of tokens.
+
+        Shape:
+            - src: (B, S) token ids
+            - output: (B, S, D)
         """
-        x = self._embed_target(tgt, cache)  # (B, T, D)
-        return self.generator(self.decoder._run(x, memory, src_mask, tgt_mask, cache))  # (B, T, V)
+        x = self.src_embed(src) * self.embed_scale  # (B, S, D)
+        return self.positional(x) if self.config.src_positional else self.positional.dropout(x)
 
-    def _embed_target(self, tgt: Tensor, cache: KVCache | None) -> Tensor:
-        offset = 0 if cache is None else cache.length  # the new positions continue the cached ones
+    def embed_target(self, tgt: Tensor, offset: int = 0) -> Tensor:
+        """Target ids → vectors, as :meth:`embed_source`; the positions start at ``offset``.
+
+        A decoding step with a cache embeds its new tokens at positions
+        ``cache.length, cache.length + 1, …``.
+
+        Shape:
+            - tgt: (B, T) token ids
+            - output: (B, T, D)
+        """
         return self.positional(self.tgt_embed(tgt) * self.embed_scale, offset=offset)  # (B, T, D)
 
     def _default_tgt_mask(self, tgt: Tensor, cache: KVCache | None) -> Tensor | None:

@@ -217,17 +217,15 @@ def profile_steps(
 def decoding_macs(config, batch: int, source_length: int, steps: int, use_cache: bool) -> dict[str, int]:
     """Multiply–adds of greedy decoding ``steps`` tokens, as the package computes them.
 
-    Counts the linear layers as well as attention, as the decoding loops'
-    :class:`~transformer_edu.incremental.IncrementalDecoder` computes them:
+    Counts the linear layers as well as attention, as the decoding loops
+    compute them (:mod:`~transformer_edu.decoding`):
     without the cache, step t runs the decoder's linear layers (the
     projections, the feed-forward network) on all t positions of the prefix
     and recomputes the cross-attention keys and values of the memory, so
     their cost grows like L²/2 over L steps, and self-attention's like L³/3;
     with the cache, step t runs them on one position and attends over t
     cached keys (L and L²/2). Either way the output layer runs on the last
-    position only, and the encoder once. (The modules' path, which the loops
-    take when a hook is registered, also runs the output layer on every
-    position of a recomputed prefix.)
+    position only, and the encoder once.
 
     Args:
         config: the model's :class:`~transformer_edu.TransformerConfig`

@@ -8,7 +8,7 @@ import math
 import re
 from pathlib import Path
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+REPO_ROOT = Path(__file__).resolve().parents[2]
 BOOK = REPO_ROOT / "book"
 
 

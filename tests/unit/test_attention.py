@@ -1,5 +1,6 @@
-"""Scaled dot-product attention, multi-head attention and masks (Chapters 1-2)."""
+"""Scaled dot-product attention and multi-head attention (Chapters 1-2), and their dropout."""
 
+import copy
 import math
 
 import pytest
@@ -8,6 +9,7 @@ import torch.nn.functional as F
 from torch import nn
 
 import transformer_edu as te
+from transformer_edu.attention import MultiHeadAttention
 
 
 @pytest.mark.parametrize("shape", [(2, 5, 7, 8), (3, 1, 4, 16), (1, 2, 9, 9)])
@@ -145,19 +147,6 @@ def test_same_parameter_count_as_one_wide_head():
     assert te.count_parameters(te.MultiHeadAttention(64, 8)) == te.count_parameters(te.MultiHeadAttention(64, 1))
 
 
-def test_masks_shapes_and_polarity():
-    tokens = torch.tensor([[5, 6, 0], [7, 0, 0]])
-    pad = te.padding_mask(tokens)
-    assert pad.shape == (2, 1, 1, 3) and pad.dtype == torch.bool
-    assert pad[:, 0, 0].tolist() == [[True, True, False], [True, False, False]]
-    causal = te.causal_mask(3)
-    assert causal.shape == (1, 1, 3, 3)
-    assert causal[0, 0].tolist() == [[True, False, False], [True, True, False], [True, True, True]]
-    tgt = te.target_mask(tokens)
-    assert tgt.shape == (2, 1, 3, 3)
-    assert tgt[1, 0].tolist() == [[True, False, False], [True, False, False], [True, False, False]]
-
-
 def test_record_attention_collects_every_layer():
     torch.manual_seed(0)
     model = te.Transformer(te.TransformerConfig(11, 13, d_model=16, n_heads=2, d_ff=32, n_layers=2)).eval()
@@ -174,3 +163,30 @@ def test_record_attention_collects_every_layer():
     assert maps["decoder.layers.0.self_attn"][..., 0, 1:].abs().max() == 0  # causal
     assert (logits - model(src, tgt)).abs().max() < 1e-5  # recording does not change the result
     assert all(m._recorder is None for m in model.modules() if isinstance(m, te.MultiHeadAttention))
+
+
+def _without_dropout(module: torch.nn.Module) -> torch.nn.Module:
+    """A copy of ``module`` with every dropout probability set to 0 (same weights)."""
+    clean = copy.deepcopy(module)
+    for m in clean.modules():
+        if isinstance(m, torch.nn.Dropout):
+            m.p = 0.0
+    return clean
+
+
+@pytest.mark.parametrize("need_weights", [True, False], ids=["explicit", "fused"])
+def test_attention_dropout_fires_on_both_paths(need_weights):
+    torch.manual_seed(0)
+    mha = MultiHeadAttention(16, 4, dropout=0.5)
+    x = torch.randn(2, 6, 16)
+    clean = _without_dropout(mha).eval()
+    expected, _ = clean(x, x, x, need_weights=need_weights)
+    mha.train()
+    outputs = [mha(x, x, x, need_weights=need_weights)[0] for _ in range(3)]
+    assert all(not torch.allclose(out, expected) for out in outputs)
+    assert not torch.allclose(outputs[0], outputs[1])  # a new mask every call
+    # Dropout keeps the expectation: the mean over many masks approaches the clean output
+    mean = torch.stack([mha(x, x, x, need_weights=need_weights)[0] for _ in range(400)]).mean(0)
+    assert (mean - expected).abs().mean() < 0.25 * (outputs[0] - expected).abs().mean()
+    mha.eval()
+    torch.testing.assert_close(mha(x, x, x, need_weights=need_weights)[0], expected)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-BOOK = Path(__file__).resolve().parent.parent / "book"
+BOOK = Path(__file__).resolve().parents[2] / "book"
 KIB, MIB, GIB = 2**10, 2**20, 2**30
 
 

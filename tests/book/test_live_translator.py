@@ -268,7 +268,7 @@ STALE_PLOTLY = "https://cdn.plot.ly/"
 def assert_clean(visit: Visit) -> None:
     """No console error and no request off this machine; ends the test as xfail when the only ones
     come from a chapter output stored before the book served Plotly itself (re-executing the
-    chapter removes them; tests/test_browser.py fails on them for every page)."""
+    chapter removes them; tests/book/test_browser.py fails on them for every page)."""
     stale = [url for url in visit.blocked if url.startswith(STALE_PLOTLY)]
     errors = list(visit.errors)
     if stale:  # each blocked script: a failed resource, and requirejs's error event

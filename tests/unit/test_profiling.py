@@ -36,10 +36,8 @@ def test_python_work_lands_outside_and_reads_are_counted():
     assert report.categories[profiling.OUTSIDE] > report.ops_ms  # the loop is outside PyTorch's operators
 
 
-def test_decoding_profile_and_table():
-    torch.manual_seed(0)
-    config = te.TransformerConfig(40, 40, d_model=32, n_heads=4, d_ff=64, n_layers=2, max_len=32)
-    model = te.Transformer(config).eval()
+def test_decoding_profile_and_table(tiny_model):
+    model = tiny_model(src_vocab_size=40, tgt_vocab_size=40, max_len=32)
     src = torch.randint(3, 40, (4, 7))
     run = lambda: te.greedy_decode(model, src, max_len=16, min_len=16, bos_id=1, eos_id=2)  # noqa: E731
     report = profiling.profile_steps(run, steps=16, repeats=2, n_top=4)
@@ -78,7 +76,6 @@ def test_decoding_macs_count_what_greedy_decoding_computes(use_cache, monkeypatc
     from torch.utils.flop_counter import FlopCounterMode
 
     import transformer_edu.attention as attention
-    from transformer_edu import incremental
 
     torch.manual_seed(0)
     config = te.TransformerConfig(40, 30, d_model=16, n_heads=2, d_ff=24, n_layers=2, max_len=32)
@@ -92,8 +89,6 @@ def test_decoding_macs_count_what_greedy_decoding_computes(use_cache, monkeypatc
         return fused(q, k, v, **kwargs)
 
     monkeypatch.setattr(attention.F, "scaled_dot_product_attention", counting)
-    # The counter tracks modules with a global hook, which would send the loop through the modules
-    monkeypatch.setattr(incremental, "supports", lambda model: True)
     with FlopCounterMode(display=False) as counter:  # counts the matrix products of the linear layers
         te.greedy_decode(model, src, max_len=6, min_len=6, bos_id=1, eos_id=2, use_cache=use_cache)
     macs = profiling.decoding_macs(config, batch=3, source_length=7, steps=6, use_cache=use_cache)

@@ -18,7 +18,7 @@ from transformer_edu import data, metrics, pretrained
 from transformer_edu.checkpoint import CHECKPOINT_NAME
 from transformer_edu.train import RECIPES
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+REPO_ROOT = Path(__file__).resolve().parents[2]
 STALE = f"The shipped checkpoint is out of date; regenerate it with: {pretrained.REBUILD_COMMAND}"
 
 

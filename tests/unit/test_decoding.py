@@ -4,6 +4,7 @@ import math
 
 import pytest
 import torch
+from torch import nn
 
 import transformer_edu as te
 import transformer_edu.attention as attention_module
@@ -18,7 +19,7 @@ from transformer_edu.decoding import (
     sample,
 )
 
-PAD, BOS, EOS, V = 0, 1, 2, 16
+PAD, BOS, EOS, UNK, V = 0, 1, 2, 3, 16
 MAX_LEN = 20
 
 
@@ -26,10 +27,9 @@ pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 @pytest.fixture(scope="module")
-def model():
+def model(tiny_model):
     """An untrained model nudged to end some outputs early and run others to max_len."""
-    torch.manual_seed(2)
-    model = Transformer(TransformerConfig(V, V, d_model=32, n_heads=4, d_ff=64, n_layers=2, max_len=64))
+    model = tiny_model(seed=2, src_vocab_size=V, tgt_vocab_size=V)
     with torch.no_grad():
         model.generator.bias[EOS] += 1.0
         model.generator.bias[PAD] -= 5.0  # keep outputs readable: no <pad> or <bos> tokens
@@ -141,16 +141,44 @@ def test_beam_search_beats_greedy_on_its_own_objective(model, src):
         assert scores[row] >= sequence_log_prob(model, src[row], out) - 1e-4
 
 
+class ScriptedDecoder(nn.Module):
+    """Stands in for the decoder stack: its "hidden state" is the log-distribution of the next token.
+
+    Embedded targets carry their token ids (see ``ScriptedModel.embed_target``). With a cache
+    the prefix travels in the cache's self-attention buffers, so ``cache.reorder`` moves it
+    with the beams, as it moves real keys and values.
+    """
+
+    def __init__(self, next_probs):
+        super().__init__()
+        self.layers = nn.ModuleList([nn.Identity()])  # one layer, for the cache
+        self.next_probs = next_probs
+
+    def forward(self, x, memory, src_mask=None, tgt_mask=None, cache=None):
+        ids = x[..., 0]  # (N, T) the token ids, as floats
+        if cache is not None:
+            keys, _ = cache.append(0, ids[:, None, :, None], ids[:, None, :, None])  # (N, 1, t, 1)
+            cache.length += ids.shape[1]
+            ids = keys[:, 0, :, 0]  # (N, t) the whole prefix
+        probs = torch.stack([self.next_probs(row.long().tolist()) for row in ids])  # (N, V), the last position's
+        return probs.log()[:, None].expand(-1, x.shape[1], -1)  # (N, T, V); decoding reads only the last
+
+
 class ScriptedModel(Transformer):
     """A test double whose next-token distribution follows a script instead of a network.
 
     From BOS the strong path 5 6 7 8 9 EOS has probability ≈ 0.9 · 0.95⁵; the weak
     first tokens 10, 11, 12 (≈ 0.03 each) are followed by EOS with probability ½.
-    The prefix travels in the KVCache, so ``cache.reorder`` moves it with the beams.
+    The decoding loops run its embedding, decoder and output layer, as they run a real model's.
     """
 
     def __init__(self):
         super().__init__(TransformerConfig(V, V, d_model=8, n_heads=1, d_ff=8, n_layers=1, max_len=64))
+        self.decoder = ScriptedDecoder(self.next_probs)
+        self.generator = nn.Identity()
+
+    def embed_target(self, tgt, offset=0):
+        return tgt[..., None].float()  # (N, T, 1): the ids themselves
 
     @staticmethod
     def next_probs(prefix):
@@ -163,15 +191,6 @@ class ScriptedModel(Transformer):
         else:
             p[EOS], p[13] = 0.5, 0.3
         return p / p.sum()
-
-    def _decode(self, tgt, memory, src_mask, tgt_mask, cache):  # the decoding loops' unchecked step
-        if cache is not None:
-            layer = cache.layers[0]
-            layer["prefix"] = tgt if "prefix" not in layer else torch.cat([layer["prefix"], tgt], dim=1)
-            cache.length += tgt.shape[1]
-            tgt = layer["prefix"]
-        probs = torch.stack([self.next_probs(row.tolist()) for row in tgt])  # (N, V), the last position's
-        return probs.log()[:, None].expand(-1, tgt.shape[1], -1)  # (N, T, V); decoding reads only the last
 
 
 @pytest.mark.parametrize("use_cache", [True, False])
@@ -416,3 +435,46 @@ def test_stacked_projections_are_built_once_and_dropped_after():
     assert mha._frozen is None
     torch.testing.assert_close(first, expected)
     torch.testing.assert_close(second, expected)
+
+
+# Beam search's stopping rule: a source's search ends after the first step at which its best
+# finished hypothesis scores at least what any live beam could still reach,
+# max live log P / lp(max_len), and not before. beam_search_trace records every step.
+
+
+def _stopping_facts(steps, beam_size, alpha, max_len):
+    """Per step: (best finished score so far, the bound a live beam could reach, finished so far)."""
+    best, finished, facts = float("-inf"), 0, []
+    for step in steps:
+        for c in step.candidates:
+            if c.status == "finished":
+                finished += 1
+                best = max(best, c.log_prob / gnmt_length_penalty(len(c.tokens), alpha))
+        live = [c.log_prob for c in step.candidates if c.status == "kept"]
+        facts.append((best, max(live) / gnmt_length_penalty(max_len, alpha), finished))
+    return facts
+
+
+def test_beam_search_stops_exactly_when_no_live_beam_can_win():
+    max_len, beam_size = 12, 3
+    stopped_early = stopped_after_k_finished = 0
+    for seed in range(60):
+        torch.manual_seed(seed)
+        model = Transformer(TransformerConfig(10, 9, d_model=16, n_heads=2, d_ff=32, n_layers=1, dropout=0.0,
+                                              max_len=32)).eval()
+        with torch.no_grad():
+            model.generator.bias[EOS] += 1.5  # hypotheses end now and then
+        src = torch.randint(4, 10, (1, 5))
+        for alpha in (0.0, 0.6, 1.5):
+            _, steps = beam_search_trace(model, src, max_len=max_len, bos_id=BOS, eos_id=EOS, unk_id=UNK,
+                                         beam_size=beam_size, length_penalty=alpha)
+            facts = _stopping_facts(steps, beam_size, alpha, max_len)
+            for best, bound, _ in facts[:-1]:  # it went on only while a live beam could still win
+                assert best < bound, (seed, alpha)
+            best, bound, _ = facts[-1]
+            assert best >= bound or len(steps) == max_len, (seed, alpha)  # and stopped once none could
+            stopped_early += len(steps) < max_len
+            stopped_after_k_finished += any(k >= beam_size for *_, k in facts[:-1])
+    # The cases include searches that stop before max_len, and searches that went on after K
+    # hypotheses had finished: "stop at K finished" would have stopped those early.
+    assert stopped_early >= 10 and stopped_after_k_finished >= 5, (stopped_early, stopped_after_k_finished)

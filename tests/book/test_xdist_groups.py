@@ -26,7 +26,7 @@ def test_every_test_file_of_the_built_book_is_in_the_book_group():
     # outside the group would build the book a second time on another worker.
     users = {
         path.relative_to(bs.REPO_ROOT).as_posix()
-        for path in (bs.REPO_ROOT / "tests").glob("test_*.py")
+        for path in (bs.REPO_ROOT / "tests").rglob("test_*.py")
         if re.search(r"\bbuild_book\(", path.read_text(encoding="utf-8"))
     }
     assert users, "no test builds the book"
@@ -35,22 +35,22 @@ def test_every_test_file_of_the_built_book_is_in_the_book_group():
 
 def test_longest_groups_come_first_and_chapters_before_the_rest():
     groups = [
-        "tests/test_attention.py",
+        "tests/unit/test_attention.py",
         "notebooks/02_multi_head_attention.ipynb",
-        "tests/test_colab_setup.py",
+        "tests/book/test_colab_setup.py",
         "notebooks/07_training.ipynb",
         "book",
         "notebooks/01_attention.ipynb",
-        "tests/test_jupyterlab.py",
+        "tests/book/test_jupyterlab.py",
     ]
     assert sorted(groups, key=root.rank) == [
         "book",
-        "tests/test_jupyterlab.py",
-        "tests/test_colab_setup.py",
+        "tests/book/test_jupyterlab.py",
+        "tests/book/test_colab_setup.py",
         "notebooks/07_training.ipynb",
         "notebooks/01_attention.ipynb",
         "notebooks/02_multi_head_attention.ipynb",
-        "tests/test_attention.py",
+        "tests/unit/test_attention.py",
     ]
 
 
@@ -121,7 +121,7 @@ def test_device_dependent_outputs_are_compared_on_a_cpu_and_not_on_cuda(monkeypa
         items = [_Item("notebooks/06_decoder.ipynb::Cell 5", [root.DEVICE_TAG]),
                  _Item("notebooks/06_decoder.ipynb::Cell 6", ["hide-input"]),
                  _Item("notebooks/06_decoder.ipynb::Cell 7"),
-                 _Item("tests/test_model.py::test_x", notebook=False)]
+                 _Item("tests/unit/test_model.py::test_x", notebook=False)]
         root.pytest_collection_modifyitems(object(), items)  # not an xdist worker: no reordering
         return [item.options["check"] for item in items[:3]]
 

@@ -14,7 +14,7 @@ import pytest
 
 from transformer_edu.train import RECIPES
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
 def run(module, *args, stdin=None):

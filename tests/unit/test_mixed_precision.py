@@ -20,7 +20,7 @@ from transformer_edu.decoding import beam_search, greedy_decode
 from transformer_edu.train import RECIPES, train_task
 from transformer_edu.training import LabelSmoothingLoss, autocast, evaluate, fit, make_optimizer, warmup_schedule
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+REPO_ROOT = Path(__file__).resolve().parents[2]
 NO_CUDA = "no CUDA device here: float16 autocast with a GradScaler is the GPU recipe (Colab's T4)"
 CUDA = pytest.mark.skipif(not torch.cuda.is_available(), reason=NO_CUDA)
 DEVICES = ["cpu", pytest.param("cuda", marks=CUDA)]
@@ -34,10 +34,8 @@ AMP_SETTINGS = [
 
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("norm_first", [False, True])
-def test_bf16_autocast_trains_and_decodes(device, norm_first):
-    torch.manual_seed(0)
-    config = te.TransformerConfig(30, 30, d_model=32, n_heads=4, d_ff=64, n_layers=2, norm_first=norm_first)
-    model = te.Transformer(config).to(device)
+def test_bf16_autocast_trains_and_decodes(device, norm_first, tiny_model):
+    model = tiny_model(src_vocab_size=30, tgt_vocab_size=30, max_len=5000, norm_first=norm_first).train().to(device)
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-3, betas=(0.9, 0.98), eps=1e-9)
     src = torch.randint(3, 30, (4, 8), device=device)
     src[:2, 6:] = 0  # padding, so masked rows take the safe path in bf16

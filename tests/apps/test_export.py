@@ -137,7 +137,7 @@ def test_shipped_files_are_small_package_data():
     except ModuleNotFoundError:  # Python 3.10: pytest's own dependency
         import tomli as tomllib
 
-    config = tomllib.loads((Path(__file__).resolve().parent.parent / "pyproject.toml").read_text("utf-8"))
+    config = tomllib.loads((Path(__file__).resolve().parents[2] / "pyproject.toml").read_text("utf-8"))
     patterns = config["tool"]["setuptools"]["package-data"]["transformer_edu"]
     assert "assets/ko_en/onnx/*" in patterns
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import yaml
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+REPO_ROOT = Path(__file__).resolve().parents[2]
 HTML_DIR = REPO_ROOT / "_build" / "html"
 SETUP_COMMENT = "# Setup: installs the book's package when it is missing (Colab)"
 REPO_URL_LINE = re.compile(r'^REPO_URL\s*=\s*"([^"]*)"\s*$', re.MULTILINE)

@@ -1,0 +1,155 @@
+"""The whole model's properties and the paper's sizes (Chapter 6)."""
+
+import copy
+import math
+
+import pytest
+import torch
+
+import transformer_edu as te
+from transformer_edu import Transformer, TransformerConfig
+
+
+def tokens(batch, length, vocab, seed):
+    return torch.randint(1, vocab, (batch, length), generator=torch.Generator().manual_seed(seed))
+
+
+@pytest.mark.parametrize("norm_first", [False, True])
+def test_future_target_tokens_do_not_change_earlier_logits(norm_first, tiny_model):
+    model = tiny_model(norm_first=norm_first)
+    src, tgt = tokens(2, 6, 23, 1), tokens(2, 7, 19, 2)
+    logits = model(src, tgt)
+    for t in range(1, 7):
+        changed = tgt.clone()
+        changed[:, t:] = (changed[:, t:] % 18) + 1  # different real tokens from position t on
+        other = model(src, changed)
+        assert (other[:, :t] - logits[:, :t]).abs().max() < 1e-5
+        assert (other[:, t:] - logits[:, t:]).abs().max() > 1e-3
+
+
+@pytest.mark.parametrize("norm_first", [False, True])
+def test_padding_changes_nothing(norm_first, tiny_model):
+    model = tiny_model(norm_first=norm_first)
+    src, tgt = tokens(2, 5, 23, 3), tokens(2, 4, 19, 4)
+    logits = model(src, tgt)
+    padded_src = torch.cat([src, torch.zeros(2, 3, dtype=torch.long)], dim=1)
+    assert (model(padded_src, tgt) - logits).abs().max() < 1e-5
+    padded_tgt = torch.cat([tgt, torch.zeros(2, 2, dtype=torch.long)], dim=1)
+    assert (model(src, padded_tgt)[:, :4] - logits).abs().max() < 1e-5
+    out = model(padded_src, padded_tgt)
+    assert torch.isfinite(out).all()  # padded query rows stay finite too
+
+
+def test_rows_do_not_depend_on_the_rest_of_the_batch(tiny_model):
+    model = tiny_model()
+    src, tgt = tokens(4, 6, 23, 5), tokens(4, 5, 19, 6)
+    src[1, 4:] = 0
+    tgt[2, 3:] = 0
+    batched = model(src, tgt)
+    for row in range(4):
+        alone = model(src[row:row + 1], tgt[row:row + 1])
+        assert (alone - batched[row:row + 1]).abs().max() < 1e-5
+
+
+def test_encode_then_decode_equals_forward(tiny_model):
+    model = tiny_model()
+    src, tgt = tokens(3, 6, 23, 7), tokens(3, 5, 19, 8)
+    src[0, 3:] = 0
+    memory = model.encode(src)
+    assert memory.shape == (3, 6, 32)
+    assert (model.decode(tgt, memory, te.padding_mask(src)) - model(src, tgt)).abs().max() < 1e-6
+
+
+@pytest.mark.parametrize("norm_first", [False, True])
+def test_cached_decoding_equals_full_decoding(norm_first, tiny_model):
+    model = tiny_model(norm_first=norm_first)
+    src, tgt = tokens(2, 6, 23, 9), tokens(2, 5, 19, 10)
+    src[1, 4:] = 0
+    mask = te.padding_mask(src)
+    memory = model.encode(src)
+    full = model.decode(tgt, memory, mask)
+    cache = model.new_cache()
+    steps = [model.decode(tgt[:, t:t + 1], memory, mask, cache=cache) for t in range(5)]
+    assert cache.length == 5
+    assert (torch.cat(steps, dim=1) - full).abs().max() < 1e-5
+    cache = model.new_cache()  # several positions at once, then one more
+    first = model.decode(tgt[:, :3], memory, mask, cache=cache)
+    rest = model.decode(tgt[:, 3:], memory, mask, cache=cache)
+    assert (torch.cat([first, rest], dim=1) - full).abs().max() < 1e-5
+    cache.reorder(torch.tensor([1, 1, 0]))
+    assert cache.layers[0]["self_k"].shape[0] == 3
+
+
+def test_paper_parameter_counts():
+    with torch.device("meta"):  # shapes only: no memory, no time spent initialising
+        base = te.count_parameters(te.Transformer(te.TransformerConfig.base(37000)))
+        big = te.count_parameters(te.Transformer(te.TransformerConfig.big(37000)))
+    assert abs(base - 65e6) / 65e6 < 0.05
+    assert abs(big - 213e6) / 213e6 < 0.05
+
+
+def test_presets_follow_the_paper():
+    base = te.TransformerConfig.base(100)
+    assert (base.d_model, base.n_heads, base.d_ff, base.n_layers, base.dropout) == (512, 8, 2048, 6, 0.1)
+    big = te.TransformerConfig.big(100)
+    assert (big.d_model, big.n_heads, big.d_ff, big.n_layers, big.dropout) == (1024, 16, 4096, 6, 0.3)
+    model = te.Transformer(te.TransformerConfig.base(50, d_model=16, n_heads=2, d_ff=32, n_layers=1))
+    assert model.src_embed is model.tgt_embed
+    assert model.generator.weight is model.tgt_embed.weight
+    assert te.TransformerConfig.from_dict(base.to_dict()) == base
+
+
+def test_xavier_initialisation(tiny_model):
+    model = tiny_model(d_model=64, d_ff=256)
+    weight = model.encoder.layers[0].feed_forward.w_1.weight  # (256, 64)
+    bound = math.sqrt(6 / (64 + 256))
+    assert weight.abs().max() <= bound
+    assert weight.std().item() == pytest.approx(bound / math.sqrt(3), rel=0.05)
+
+
+@pytest.mark.parametrize("shared", [False, True])
+def test_embeddings_start_normal_with_std_d_model_to_the_minus_half(shared):
+    # tensor2tensor's initialisation: after the √d_model scale an embedded token has unit variance
+    d_model = 256
+    config = te.TransformerConfig(4000, 4000, d_model=d_model, n_heads=4, d_ff=64, n_layers=1,
+                                  share_embeddings=shared, tie_output=shared)
+    model = te.Transformer(config)
+    for embedding in (model.src_embed, model.tgt_embed):
+        assert embedding.weight.std().item() == pytest.approx(d_model ** -0.5, rel=0.02)
+        assert embedding.weight.mean().abs().item() < 1e-3
+        scaled = embedding.weight * model.embed_scale
+        assert scaled.var().item() == pytest.approx(1.0, rel=0.03)
+    assert model.generator.weight.std().item() == pytest.approx(
+        d_model ** -0.5 if shared else math.sqrt(2 / (d_model + 4000)), rel=0.02)
+
+
+def test_training_step_has_no_nan_and_gradients_everywhere(tiny_model):
+    model = tiny_model(dropout=0.1).train()
+    src, tgt = tokens(4, 6, 23, 11), tokens(4, 5, 19, 12)
+    src[0, 2:] = 0
+    logits = model(src, tgt)
+    loss = torch.nn.functional.cross_entropy(logits.reshape(-1, 19), tgt.reshape(-1))
+    loss.backward()
+    assert torch.isfinite(loss)
+    for name, p in model.named_parameters():
+        assert p.grad is not None and torch.isfinite(p.grad).all(), name
+
+
+def _without_dropout(module: torch.nn.Module) -> torch.nn.Module:
+    """A copy of ``module`` with every dropout probability set to 0 (same weights)."""
+    clean = copy.deepcopy(module)
+    for m in clean.modules():
+        if isinstance(m, torch.nn.Dropout):
+            m.p = 0.0
+    return clean
+
+
+def test_the_model_in_eval_mode_ignores_its_dropout():
+    torch.manual_seed(0)
+    model = Transformer(TransformerConfig(11, 13, d_model=16, n_heads=4, d_ff=32, n_layers=2, dropout=0.2))
+    src, tgt = torch.randint(4, 11, (3, 7)), torch.randint(4, 13, (3, 5))
+    clean = _without_dropout(model).eval()
+    model.eval()
+    torch.testing.assert_close(model(src, tgt), clean(src, tgt))
+    model.train()
+    assert not torch.allclose(model(src, tgt), clean(src, tgt))
