@@ -7,6 +7,7 @@ from collections import Counter
 import pytest
 import torch
 
+from transformer_edu.data.lexicon import _plain_to_polite
 from transformer_edu.data import (
     ANIMATES,
     KOREAN_TOKENIZER,
@@ -22,7 +23,6 @@ from transformer_edu.data import (
     bag_of_tokens,
     copy_task_pairs,
     copy_task_splits,
-    _plain_to_polite,
     detokenize_korean,
     grammar_problem,
     grammar_spec,
