@@ -43,7 +43,7 @@ class TorchTransformer(nn.Module):
         self.transformer = nn.Transformer(
             c.d_model, c.n_heads, c.n_layers, c.n_layers, c.d_ff, c.dropout, batch_first=True, norm_first=c.norm_first
         )
-        self.generator = nn.Linear(c.d_model, c.tgt_vocab_size)
+        self.output = nn.Linear(c.d_model, c.tgt_vocab_size)
         self.scale = math.sqrt(c.d_model)
 
     def forward(self, src: torch.Tensor, tgt: torch.Tensor) -> torch.Tensor:
@@ -57,7 +57,7 @@ class TorchTransformer(nn.Module):
             tgt_key_padding_mask=tgt == pad,
             memory_key_padding_mask=src == pad,
         )
-        return self.generator(x)
+        return self.output(x)
 
 
 def make_step(model: nn.Module, src: torch.Tensor, tgt_in: torch.Tensor, tgt_out: torch.Tensor,

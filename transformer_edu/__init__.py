@@ -18,13 +18,13 @@ from .masks import causal_mask, padding_mask, target_mask
 from .model import Transformer, TransformerConfig, count_parameters
 from .positional import SinusoidalPositionalEncoding, sinusoidal_table
 from .training import LabelSmoothingLoss, fit, make_optimizer, warmup_schedule
-from .translator import OutsideGrammarWarning, Translator
+from .translation.translator import OutsideGrammarWarning, Translator
 
 __version__ = "0.1.0"
 
 # Modules with heavier dependencies (matplotlib, plotly, sacrebleu, tqdm) load
 # on first use, so `import transformer_edu` stays quick: `te.viz`, `te.checks`, …
-_LAZY_MODULES = {"checks", "interactive", "metrics", "pretrained", "train", "viz"}
+_LAZY_MODULES = {"checks", "cli", "interactive", "metrics", "recipes", "translation", "viz"}
 
 
 def __getattr__(name: str):

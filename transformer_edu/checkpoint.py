@@ -163,7 +163,13 @@ def load_checkpoint(path: str | os.PathLike, *, map_location: str | torch.device
             f"{str(file)!r} is not a transformer_edu checkpoint of format version {FORMAT_VERSION} "
             f"(found format_version = {version!r}); write it with save_checkpoint"
         )
+    checkpoint["model"] = _renamed(checkpoint["model"])
     return checkpoint
+
+
+def _renamed(state: dict[str, Tensor]) -> dict[str, Tensor]:
+    """The weights under today's names: the output layer was called ``generator`` until 2026-11-27."""
+    return {("output." + k[len("generator."):] if k.startswith("generator.") else k): v for k, v in state.items()}
 
 
 def _check_state_dict(model: nn.Module, state: dict[str, Tensor]) -> None:

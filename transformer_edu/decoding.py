@@ -232,7 +232,7 @@ class _NextToken:
         else:  # the whole prefix, under the causal mask cut to size
             t = tokens.shape[1]
             h = model.decoder(model.embed_target(tokens), self.memory, self.src_mask, self.causal[:, :, :t, :t])
-        return model.generator(h[:, -1])  # (N, V)
+        return model.output(h[:, -1])  # (N, V)
 
     def reorder(self, rows: Tensor) -> None:
         """Row i continues the past of row ``rows[i]`` (beam search: each kept beam takes its origin's).

@@ -1555,8 +1555,8 @@ def beam_explorer(
     dark; hypotheses equal to ``reference`` carry a ✓. K = 1 is greedy.
 
     Args:
-        translator: a :class:`~transformer_edu.translator.Translator`
-            (e.g. :func:`~transformer_edu.pretrained.pretrained_translator`);
+        translator: a :class:`~transformer_edu.translation.translator.Translator`
+            (e.g. :func:`~transformer_edu.translation.pretrained.pretrained_translator`);
             for the same figure on every machine, put it on the CPU.
         sentence: the source sentence, words known to the translator.
         reference: the correct translation, to mark; optional.
@@ -1564,7 +1564,7 @@ def beam_explorer(
         alphas: the length-penalty exponents offered by the slider (0 … 5).
         start_beam_size, start_alpha: the setting shown first.
         max_len: the most tokens per hypothesis; default as
-            :meth:`~transformer_edu.translator.Translator.translate`.
+            :meth:`~transformer_edu.translation.translator.Translator.translate`.
         explorer_id: the explorer's HTML id.
 
     Returns:

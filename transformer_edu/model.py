@@ -149,9 +149,9 @@ class Transformer(nn.Module):
         self.positional = SinusoidalPositionalEncoding(c.d_model, c.max_len, c.dropout)
         self.encoder = Encoder(c.n_layers, c.d_model, c.n_heads, c.d_ff, c.dropout, c.norm_first)
         self.decoder = Decoder(c.n_layers, c.d_model, c.n_heads, c.d_ff, c.dropout, c.norm_first)
-        self.generator = nn.Linear(c.d_model, c.tgt_vocab_size)
+        self.output = nn.Linear(c.d_model, c.tgt_vocab_size)
         if c.tie_output:
-            self.generator.weight = self.tgt_embed.weight
+            self.output.weight = self.tgt_embed.weight
         self.embed_scale = math.sqrt(c.d_model)
         for p in self.parameters():  # shared matrices are visited once
             if p.dim() > 1:
@@ -209,7 +209,7 @@ class Transformer(nn.Module):
         x = self.embed_target(tgt, 0 if cache is None else cache.length)  # (B, T, D)
         _validate.decoder_inputs(x, memory, src_mask, tgt_mask, cache, d_model=self.config.d_model,
                                  heads=self.config.n_heads, n_layers=self.config.n_layers, name="tgt")
-        return self.generator(self.decoder(x, memory, src_mask, tgt_mask, cache))  # (B, T, V)
+        return self.output(self.decoder(x, memory, src_mask, tgt_mask, cache))  # (B, T, V)
 
     def embed_source(self, src: Tensor) -> Tensor:
         """Source ids → vectors: embedding · √d_model + positional encoding, then dropout.

@@ -1080,9 +1080,9 @@ def translation_run(
     given) with the causal mask or not, recording every attention map.
 
     Args:
-        translator: a :class:`~transformer_edu.translator.Translator`.
+        translator: a :class:`~transformer_edu.translation.translator.Translator`.
         korean: the source, written Korean; unknown words raise the
-            translator's :class:`~transformer_edu.translator.UnknownWordsError`.
+            translator's :class:`~transformer_edu.translation.translator.UnknownWordsError`.
         english: a target to re-read instead of the translation.
         pads: ``<pad>`` tokens after the source (0 … 8).
         padding, causal: the masks' switches.
@@ -1311,7 +1311,7 @@ def attention_playground(
 
     Args:
         translator: the trained translator, e.g.
-            :func:`~transformer_edu.pretrained.pretrained_translator`.
+            :func:`~transformer_edu.translation.pretrained.pretrained_translator`.
         korean: the sentence shown first (written Korean: 고양이가, not
             고양이 가).
 

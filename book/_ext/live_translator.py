@@ -1,6 +1,6 @@
 """Sphinx extension: the live translator of Chapter 8, served from the built site.
 
-``transformer_edu.export.live_translator_html()`` writes the demo's
+``transformer_edu.translation.export.live_translator_html()`` writes the demo's
 container (``<div id="live-translator" ...>``) into a notebook output. This
 extension
 
@@ -53,7 +53,7 @@ def site_files(srcdir: str | Path) -> dict[Path, Path]:
         raise ExtensionError(
             "the live translator's files are missing: " + ", ".join(missing) + ". Install ONNX Runtime "
             "Web with `npm ci` at the repository root; the model files are made by "
-            "`python -m transformer_edu.pretrained --rebuild` (or `python -m transformer_edu.export "
+            "`python -m transformer_edu.cli.pretrained --rebuild` (or `python -m transformer_edu.cli.export "
             f"--out {MODEL_DIR}`)."
         )
     return files

@@ -9,7 +9,7 @@
  * into _static/live-translator/.
  *
  * Greedy decoding runs the decoder on the whole prefix at each step (no
- * key/value cache), as transformer_edu.export.OnnxTranslator does in Python.
+ * key/value cache), as transformer_edu.translation.export.OnnxTranslator does in Python.
  * The mask switches change the masks fed to the graphs and recompute:
  *   padding off: the source is padded with vocab.pad_extra <pad> tokens (as
  *     in a batch with a longer sentence) and src_mask lets every query
@@ -174,7 +174,7 @@
   }
 
   // --------------------------------------------------------- tokenisation
-  // vocab.tokenizer is the rule of transformer_edu.export.tokenizer_json, as data: normalise
+  // vocab.tokenizer is the rule of transformer_edu.translation.export.tokenizer_json, as data: normalise
   // (NFC), split on the characters Python's str.split() splits on, and for kind "table" replace
   // each word found in `splits` by its two tokens (고양이가 → 고양이 가).
   function prepareTokenizer(vocab) {

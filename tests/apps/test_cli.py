@@ -1,4 +1,4 @@
-"""The command lines ``python -m transformer_edu.train`` and ``python -m transformer_edu.translate``.
+"""The command lines ``python -m transformer_edu.cli.train`` and ``python -m transformer_edu.cli.translate``.
 
 One shortened run of the real ko-en recipe (2 of its epochs) is shared by the
 tests; the full recipe's numbers are measured by hand and quoted in the README.
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from transformer_edu.train import RECIPES
+from transformer_edu.recipes import RECIPES
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -20,7 +20,7 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 def run(module, *args, stdin=None):
     path = os.pathsep.join(filter(None, [str(REPO_ROOT), os.environ.get("PYTHONPATH")]))  # the repo, not installed
     env = {**os.environ, "PYTHONPATH": path}
-    return subprocess.run([sys.executable, "-m", f"transformer_edu.{module}", *map(str, args)], input=stdin,
+    return subprocess.run([sys.executable, "-m", f"transformer_edu.cli.{module}", *map(str, args)], input=stdin,
                           capture_output=True, text=True, env=env, timeout=300)
 
 

@@ -1,4 +1,4 @@
-"""The ONNX export of the shipped translator (transformer_edu.export), run with onnxruntime.
+"""The ONNX export of the shipped translator (transformer_edu.translation.export), run with onnxruntime.
 
 The shipped files in ``transformer_edu/assets/ko_en/onnx`` are what the book's
 live translator runs in the browser: their outputs must equal PyTorch's on the
@@ -17,8 +17,9 @@ import pytest
 import torch
 
 import transformer_edu as te
-from transformer_edu import data, export
-from transformer_edu.pretrained import REBUILD_COMMAND, pretrained_translator
+from transformer_edu import data
+from transformer_edu.translation import export
+from transformer_edu.translation.pretrained import REBUILD_COMMAND, pretrained_translator
 
 TOLERANCE = 1e-4
 STALE = f"The shipped ONNX files are out of date; regenerate them with: {REBUILD_COMMAND}"
@@ -95,7 +96,7 @@ def test_shipped_files_come_from_the_shipped_checkpoint(translator):
 
 
 def test_staleness_check_covers_the_onnx_files(translator, monkeypatch, tmp_path):
-    from transformer_edu import pretrained
+    from transformer_edu.translation import pretrained
 
     assert pretrained.onnx_problems() == [], STALE
     real = export.vocab_json
@@ -110,7 +111,7 @@ def test_staleness_check_covers_the_onnx_files(translator, monkeypatch, tmp_path
 
 def test_rebuild_exports_the_checkpoint_it_writes(monkeypatch, tmp_path):
     """``pretrained --rebuild`` writes the ONNX files of the checkpoint it has just written."""
-    from transformer_edu import pretrained
+    from transformer_edu.translation import pretrained
 
     exported = {}
 
@@ -187,7 +188,7 @@ def test_onnx_tokens_follow_the_translator(translator, shipped, held_out_pairs):
 
 
 def test_max_steps_is_the_translators(translator, shipped, held_out_pairs, monkeypatch):
-    from transformer_edu import translator as translator_module
+    from transformer_edu.translation import translator as translator_module
 
     seen = []
     real = translator_module.greedy_decode
@@ -289,7 +290,9 @@ def test_unknown_words_are_refused(shipped):
 @pytest.mark.skipif(not export.exporter_available(),
                     reason=f"PyTorch {torch.__version__}: torch.onnx.export has no dynamo= / dynamic_shapes=")
 def test_export_writes_graphs_equal_to_the_shipped_ones(translator, shipped, batch, tmp_path, capsys):
-    assert export.main(["--out", str(tmp_path)]) == 0
+    from transformer_edu.cli.export import main
+
+    assert main(["--out", str(tmp_path)]) == 0
     assert "encoder.onnx" in capsys.readouterr().out
     fresh = export.OnnxTranslator(tmp_path)
     assert fresh.vocab == shipped.vocab
@@ -312,7 +315,7 @@ def test_bad_arguments_are_named(translator, tmp_path):
     a_file.write_text("x")
     with pytest.raises(ValueError, match="is a file"):
         export.export_onnx(translator, a_file)
-    with pytest.raises(FileNotFoundError, match="python -m transformer_edu.export --out"):
+    with pytest.raises(FileNotFoundError, match="python -m transformer_edu.cli.export --out"):
         export.OnnxTranslator(tmp_path / "nowhere")
     with pytest.raises(TypeError, match="must be a Transformer"):
         export.EncoderGraph(translator)

@@ -1,4 +1,4 @@
-"""The trained ko-en translator shipped in transformer_edu/assets/ko_en (transformer_edu.pretrained)."""
+"""The trained ko-en translator shipped in transformer_edu/assets/ko_en (transformer_edu.translation.pretrained)."""
 
 from __future__ import annotations
 
@@ -14,9 +14,10 @@ except ModuleNotFoundError:  # Python 3.10: pytest's own dependency
 import pytest
 import torch
 
-from transformer_edu import data, metrics, pretrained
+from transformer_edu import data, metrics
+from transformer_edu.translation import pretrained
 from transformer_edu.checkpoint import CHECKPOINT_NAME
-from transformer_edu.train import RECIPES
+from transformer_edu.recipes import RECIPES
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 STALE = f"The shipped checkpoint is out of date; regenerate it with: {pretrained.REBUILD_COMMAND}"
@@ -44,7 +45,7 @@ def test_asset_loads_with_weights_only_and_holds_no_optimizer(stored):
     assert all(t.dtype == torch.float32 for t in stored["model"].values() if t.is_floating_point())
     extra = stored["extra"]
     assert extra["task"] == "ko-en"
-    assert extra["made_with"].startswith("python -m transformer_edu.train --task ko-en --seed 0")
+    assert extra["made_with"].startswith("python -m transformer_edu.cli.train --task ko-en --seed 0")
 
 
 def test_asset_matches_the_current_grammar_and_recipe(stored):
@@ -198,5 +199,7 @@ def test_asset_is_package_data():
 
 
 def test_command_line_check_reports_current(capsys):
-    assert pretrained.main([]) == 0
+    from transformer_edu.cli.pretrained import main
+
+    assert main([]) == 0
     assert "current" in capsys.readouterr().out

@@ -11,7 +11,7 @@ from transformer_edu.checkpoint import save_checkpoint
 from transformer_edu.data import KOREAN_TOKENIZER, Vocab, tokenize_korean
 from transformer_edu.decoding import beam_search, greedy_decode
 from transformer_edu.metrics import corpus_bleu, exact_match
-from transformer_edu.translator import OutsideGrammarWarning, Translator, UnknownWordsError
+from transformer_edu.translation.translator import OutsideGrammarWarning, Translator, UnknownWordsError
 
 SOURCES = ["고양이가 생선을 먹었다", "나는 학교에 간다", "곰이 공을 잡았다"]
 TARGETS = ["the cat ate the fish", "I go to school", "the bear saw the ball"]
@@ -60,7 +60,7 @@ def _never_ending(max_len):
                                max_len=max_len)
     model = Transformer(config)
     with torch.no_grad():
-        model.generator.bias[Vocab.eos_id] = -1e9
+        model.output.bias[Vocab.eos_id] = -1e9
     return Translator(model, src_vocab, tgt_vocab, KOREAN_TOKENIZER)
 
 

@@ -178,7 +178,7 @@ def explorer_fixture_outputs() -> list:
     import plotly.graph_objects as go
 
     from transformer_edu import interactive as ix
-    from transformer_edu.pretrained import pretrained_translator
+    from transformer_edu.translation.pretrained import pretrained_translator
 
     words = ["고양이가", "생선을", "먹었다"]
 

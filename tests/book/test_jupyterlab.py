@@ -479,7 +479,7 @@ def chapter_one_live(page) -> list[str]:
 
 @functools.cache
 def shipped_translator():
-    from transformer_edu.pretrained import pretrained_translator
+    from transformer_edu.translation.pretrained import pretrained_translator
 
     return pretrained_translator("cpu")
 

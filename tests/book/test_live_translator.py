@@ -30,9 +30,10 @@ import pytest
 import torch
 
 import transformer_edu as te
-from transformer_edu import data, export
-from transformer_edu.pretrained import pretrained_translator
-from transformer_edu.translator import OutsideGrammarWarning
+from transformer_edu import data
+from transformer_edu.translation import export
+from transformer_edu.translation.pretrained import pretrained_translator
+from transformer_edu.translation.translator import OutsideGrammarWarning
 
 if __package__:
     from . import book_support as bs

@@ -31,9 +31,9 @@ def model(tiny_model):
     """An untrained model nudged to end some outputs early and run others to max_len."""
     model = tiny_model(seed=2, src_vocab_size=V, tgt_vocab_size=V)
     with torch.no_grad():
-        model.generator.bias[EOS] += 1.0
-        model.generator.bias[PAD] -= 5.0  # keep outputs readable: no <pad> or <bos> tokens
-        model.generator.bias[BOS] -= 5.0
+        model.output.bias[EOS] += 1.0
+        model.output.bias[PAD] -= 5.0  # keep outputs readable: no <pad> or <bos> tokens
+        model.output.bias[BOS] -= 5.0
     return model.eval()
 
 
@@ -175,7 +175,7 @@ class ScriptedModel(Transformer):
     def __init__(self):
         super().__init__(TransformerConfig(V, V, d_model=8, n_heads=1, d_ff=8, n_layers=1, max_len=64))
         self.decoder = ScriptedDecoder(self.next_probs)
-        self.generator = nn.Identity()
+        self.output = nn.Identity()
 
     def embed_target(self, tgt, offset=0):
         return tgt[..., None].float()  # (N, T, 1): the ids themselves
@@ -315,7 +315,7 @@ def test_trace_needs_one_source(model, src):
 def _favour_specials(model, ids):
     """Make the output layer prefer the given ids by a wide margin (an untrained model)."""
     with torch.no_grad():
-        model.generator.bias[ids] = 50.0
+        model.output.bias[ids] = 50.0
 
 
 @pytest.mark.parametrize("decoder", ["greedy", "beam", "sample"])
@@ -463,7 +463,7 @@ def test_beam_search_stops_exactly_when_no_live_beam_can_win():
         model = Transformer(TransformerConfig(10, 9, d_model=16, n_heads=2, d_ff=32, n_layers=1, dropout=0.0,
                                               max_len=32)).eval()
         with torch.no_grad():
-            model.generator.bias[EOS] += 1.5  # hypotheses end now and then
+            model.output.bias[EOS] += 1.5  # hypotheses end now and then
         src = torch.randint(4, 10, (1, 5))
         for alpha in (0.0, 0.6, 1.5):
             _, steps = beam_search_trace(model, src, max_len=max_len, bos_id=BOS, eos_id=EOS, unk_id=UNK,

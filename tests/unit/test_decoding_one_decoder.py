@@ -27,7 +27,7 @@ def make_model(tiny_model):
 
 def nudged(model: te.Transformer) -> te.Transformer:
     with torch.no_grad():
-        model.generator.bias[EOS] += 1.0  # some outputs end early, others run to max_len
+        model.output.bias[EOS] += 1.0  # some outputs end early, others run to max_len
     return model
 
 

@@ -7,7 +7,7 @@ import torch
 
 import transformer_edu as te
 from transformer_edu import data, decoding, interactive
-from transformer_edu.translator import Translator, UnknownWordsError
+from transformer_edu.translation.translator import Translator, UnknownWordsError
 
 SENTENCE = "고양이가 생선을 먹었다"
 
@@ -104,7 +104,7 @@ def test_html_is_deterministic(translator):
 
 
 def test_the_trained_translator_gets_the_running_example_right():
-    from transformer_edu.pretrained import pretrained_translator
+    from transformer_edu.translation.pretrained import pretrained_translator
 
     trained = pretrained_translator("cpu")
     explorer = interactive.beam_explorer(trained, SENTENCE, reference="the cat ate the fish")

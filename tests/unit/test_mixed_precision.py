@@ -17,7 +17,7 @@ import torch.nn.functional as F
 import transformer_edu as te
 from transformer_edu import data
 from transformer_edu.decoding import beam_search, greedy_decode
-from transformer_edu.train import RECIPES, train_task
+from transformer_edu.recipes import RECIPES, train_task
 from transformer_edu.training import LabelSmoothingLoss, autocast, evaluate, fit, make_optimizer, warmup_schedule
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -137,9 +137,9 @@ def test_fit_and_train_task_name_a_bad_amp():
 
 @pytest.mark.parametrize("amp", [pytest.param("bf16", marks=CUDA), pytest.param("fp16", marks=CUDA)])
 def test_the_command_line_trains_on_cuda_with_amp(tmp_path, amp):
-    """``python -m transformer_edu.train --amp`` as a learner runs it on a GPU: the copy task learns."""
+    """``python -m transformer_edu.cli.train --amp`` as a learner runs it on a GPU: the copy task learns."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO_ROOT), os.environ.get("PYTHONPATH")]))}
-    process = subprocess.run([sys.executable, "-m", "transformer_edu.train", "--task", "copy", "--epochs", "3",
+    process = subprocess.run([sys.executable, "-m", "transformer_edu.cli.train", "--task", "copy", "--epochs", "3",
                               "--device", "cuda", "--amp", amp, "--out", str(tmp_path), "--quiet"],
                              capture_output=True, text=True, env=env, timeout=600)
     assert process.returncode == 0, process.stderr[-2000:]
@@ -153,7 +153,7 @@ def test_the_command_line_trains_on_cuda_with_amp(tmp_path, amp):
 
 
 def test_the_command_line_offers_amp():
-    from transformer_edu.train import _parser
+    from transformer_edu.cli.train import _parser
 
     assert _parser().parse_args(["--out", "x", "--amp", "fp16"]).amp == "fp16"
     assert _parser().parse_args(["--out", "x"]).amp is None

@@ -95,7 +95,7 @@ def test_presets_follow_the_paper():
     assert (big.d_model, big.n_heads, big.d_ff, big.n_layers, big.dropout) == (1024, 16, 4096, 6, 0.3)
     model = te.Transformer(te.TransformerConfig.base(50, d_model=16, n_heads=2, d_ff=32, n_layers=1))
     assert model.src_embed is model.tgt_embed
-    assert model.generator.weight is model.tgt_embed.weight
+    assert model.output.weight is model.tgt_embed.weight
     assert te.TransformerConfig.from_dict(base.to_dict()) == base
 
 
@@ -119,7 +119,7 @@ def test_embeddings_start_normal_with_std_d_model_to_the_minus_half(shared):
         assert embedding.weight.mean().abs().item() < 1e-3
         scaled = embedding.weight * model.embed_scale
         assert scaled.var().item() == pytest.approx(1.0, rel=0.03)
-    assert model.generator.weight.std().item() == pytest.approx(
+    assert model.output.weight.std().item() == pytest.approx(
         d_model ** -0.5 if shared else math.sqrt(2 / (d_model + 4000)), rel=0.02)
 
 

@@ -13,14 +13,14 @@ import torch
 import transformer_edu as te
 from transformer_edu import interactive as ix
 from transformer_edu import playgrounds as pg
-from transformer_edu.translator import UnknownWordsError
+from transformer_edu.translation.translator import UnknownWordsError
 
 pytest.importorskip("ipywidgets")
 
 
 @pytest.fixture(scope="module")
 def translator():
-    from transformer_edu.pretrained import pretrained_translator
+    from transformer_edu.translation.pretrained import pretrained_translator
 
     return pretrained_translator("cpu")
 

@@ -261,16 +261,28 @@ def test_only_plain_values_are_saved_or_loaded(tmp_path):
         load_checkpoint(tmp_path / "missing.pt")
 
 
+def test_a_checkpoint_from_before_the_output_layer_was_renamed_loads(tmp_path):
+    model, *_ = setup()
+    path = save_checkpoint(tmp_path / "c.pt", model)
+    stored = torch.load(path, weights_only=False)
+    stored["model"] = {k.replace("output.", "generator.", 1): v for k, v in stored["model"].items()}
+    torch.save(stored, path)  # the names it had until 2026-11-27
+    assert any(k.startswith("generator.") for k in torch.load(path, weights_only=False)["model"])
+    loaded = load_model(path)
+    for name, tensor in model.state_dict().items():
+        assert torch.equal(loaded.state_dict()[name], tensor), name
+
+
 def test_load_model_names_what_does_not_fit(tmp_path):
     model, *_ = setup()
     checkpoint = load_checkpoint(save_checkpoint(tmp_path / "c.pt", model))
     checkpoint["config"]["d_ff"] = 128
-    del checkpoint["model"]["generator.bias"]
+    del checkpoint["model"]["output.bias"]
     checkpoint["model"]["extra.weight"] = torch.zeros(1)
     with pytest.raises(ValueError) as error:
         load_model(checkpoint)
     message = str(error.value)
-    assert "missing from the checkpoint (1):\n    generator.bias" in message
+    assert "missing from the checkpoint (1):\n    output.bias" in message
     assert "unexpected in the checkpoint (1):\n    extra.weight" in message
     assert "encoder.layers.0.feed_forward.w_1.weight: checkpoint (64, 32), model (128, 32)" in message
 
@@ -354,7 +366,7 @@ def test_without_source_positions_the_encoder_sees_a_bag_and_the_decoder_is_unch
 def test_train_task_takes_a_changed_recipe():
     from dataclasses import replace
 
-    from transformer_edu.train import RECIPES, Recipe, train_task
+    from transformer_edu.recipes import RECIPES, Recipe, train_task
 
     recipe = replace(RECIPES["reverse"], src_positional=False, d_model=32, d_ff=64, n_layers=1)
     translator, metrics = train_task("reverse", recipe=recipe, epochs=1, progress=False)
@@ -368,7 +380,7 @@ def test_train_task_takes_a_changed_recipe():
 def test_train_task_rewrites_every_source_with_src_transform():
     from dataclasses import replace
 
-    from transformer_edu.train import RECIPES, task_splits, train_task
+    from transformer_edu.recipes import RECIPES, task_splits, train_task
 
     seen = []
 
@@ -405,9 +417,9 @@ def test_averaged_weights_are_the_mean_of_the_last_epochs():
     average = averaged.average()
     for key, value in average.items():
         torch.testing.assert_close(value, (seen[1][key] + seen[2][key]) / 2)
-    assert not torch.equal(average["generator.weight"], seen[2]["generator.weight"])
+    assert not torch.equal(average["output.weight"], seen[2]["output.weight"])
     with averaged.applied():
-        torch.testing.assert_close(model.state_dict()["generator.weight"], average["generator.weight"])
+        torch.testing.assert_close(model.state_dict()["output.weight"], average["output.weight"])
     assert all(torch.equal(v, seen[2][k]) for k, v in model.state_dict().items())  # its own weights are back
     with pytest.raises(ValueError, match="no weights remembered"):
         AveragedWeights(model).average()

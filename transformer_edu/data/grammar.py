@@ -347,7 +347,7 @@ def grammar_spec() -> dict:
     """The grammar :func:`parse_sentence` reads, as JSON-ready data, for a checker outside Python.
 
     The book's live translator (Chapter 8) runs in the reader's browser,
-    without Python: ``transformer_edu.export`` writes this into its
+    without Python: ``transformer_edu.translation.export`` writes this into its
     ``vocab.json``, and ``book/_static/live-translator.js`` checks a sentence
     against it as :func:`grammar_problem` does, with the same messages (a
     test compares the two on every kind of mistake). Keys:

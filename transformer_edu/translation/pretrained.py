@@ -5,7 +5,7 @@ and should not spend its time training it again. So the package carries the
 result, ``transformer_edu/assets/ko_en/checkpoint.pt`` (about 1 MB), which
 :func:`pretrained_translator` loads::
 
-    from transformer_edu.pretrained import pretrained_translator
+    from transformer_edu.translation.pretrained import pretrained_translator
 
     translator = pretrained_translator()
     translator.translate("고양이가 생선을 먹었다")   # 'the cat ate the fish'
@@ -15,12 +15,12 @@ How the asset was made
 ----------------------
 One command rebuilds it, on the CPU, in a minute or two::
 
-    python -m transformer_edu.pretrained --rebuild
+    python -m transformer_edu.cli.pretrained --rebuild
 
 It runs the package's training command line with the default ko-en recipe
-(:data:`transformer_edu.train.RECIPES` ``["ko-en"]``), exactly::
+(:data:`transformer_edu.recipes.RECIPES` ``["ko-en"]``), exactly::
 
-    python -m transformer_edu.train --task ko-en --seed 0 --data-seed 0 \\
+    python -m transformer_edu.cli.train --task ko-en --seed 0 --data-seed 0 \\
         --device cpu --threads 1 --quiet --out <a temporary directory>
 
 and then keeps, of the checkpoint the command wrote, only what translating
@@ -33,7 +33,7 @@ split and on the out-of-distribution split) and a fingerprint of the
 generated data. The checkpoint loads with ``torch.load(..., weights_only=True)``.
 
 The same command then exports the new checkpoint to ONNX
-(``transformer_edu/assets/ko_en/onnx``, see ``transformer_edu.export``),
+(``transformer_edu/assets/ko_en/onnx``, see ``transformer_edu.translation.export``),
 the files the HTML book's live translator runs in the reader's browser.
 
 The asset goes stale when the grammar or the tokenizer of
@@ -45,7 +45,6 @@ command above makes fresh ones.
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
 import os
@@ -57,18 +56,18 @@ from pathlib import Path
 
 import torch
 
-from . import data
-from .checkpoint import CHECKPOINT_NAME, load_checkpoint
+from .. import data
+from ..checkpoint import CHECKPOINT_NAME, load_checkpoint
 from .translator import Translator
 
 __all__ = ["ASSET_DIR", "TASK", "asset_path", "pretrained_translator", "data_fingerprint", "asset_problems",
            "onnx_problems", "rebuild"]
 
 TASK = "ko-en"
-ASSET_DIR = Path(__file__).resolve().parent / "assets" / "ko_en"
+ASSET_DIR = Path(__file__).resolve().parents[1] / "assets" / "ko_en"
 """The directory of the shipped checkpoint."""
 
-REBUILD_COMMAND = "python -m transformer_edu.pretrained --rebuild"
+REBUILD_COMMAND = "python -m transformer_edu.cli.pretrained --rebuild"
 _TRAIN_ARGS = ("--task", TASK, "--seed", "0", "--data-seed", "0", "--device", "cpu", "--threads", "1", "--quiet")
 
 
@@ -88,7 +87,7 @@ def asset_path() -> Path:
 
 
 def pretrained_translator(device: str | torch.device | None = None) -> Translator:
-    """The trained toy Korean→English :class:`~transformer_edu.translator.Translator`.
+    """The trained toy Korean→English :class:`~transformer_edu.translation.translator.Translator`.
 
     Args:
         device: where to put the model; default ``"cuda"`` when a GPU is
@@ -118,9 +117,9 @@ def asset_problems() -> list[str]:
     """What makes the shipped checkpoint out of date; an empty list when it is current.
 
     Compares its data fingerprint, vocabularies, tokenizer and recipe with
-    what :mod:`transformer_edu.data` and :mod:`transformer_edu.train` give now.
+    what :mod:`transformer_edu.data` and :mod:`transformer_edu.recipes` give now.
     """
-    from .train import RECIPES  # imported here: the training module is not needed to translate
+    from ..recipes import RECIPES  # imported here: the training module is not needed to translate
 
     extra = load_checkpoint(asset_path())["extra"]
     splits = data.toy_translation_splits(0)
@@ -164,8 +163,8 @@ def rebuild(out: str | Path = ASSET_DIR) -> dict:
     """
     out = Path(out)
     with tempfile.TemporaryDirectory() as tmp:
-        command = [sys.executable, "-m", "transformer_edu.train", *_TRAIN_ARGS, "--out", tmp]
-        package_root = str(Path(__file__).resolve().parent.parent)  # this copy of the package, installed or not
+        command = [sys.executable, "-m", "transformer_edu.cli.train", *_TRAIN_ARGS, "--out", tmp]
+        package_root = str(Path(__file__).resolve().parents[2])  # this copy of the package, installed or not
         path = os.pathsep.join(filter(None, [package_root, os.environ.get("PYTHONPATH")]))
         subprocess.run(command, check=True, env={**os.environ, "PYTHONPATH": path})
         metrics = json.loads((Path(tmp) / "metrics.json").read_text(encoding="utf-8"))
@@ -181,33 +180,9 @@ def rebuild(out: str | Path = ASSET_DIR) -> dict:
         "history": extra["history"],
         "metrics": kept_metrics,
         "data_fingerprint": data_fingerprint(0),
-        "made_with": "python -m transformer_edu.train " + " ".join(_TRAIN_ARGS) + " --out <tmp>",
+        "made_with": "python -m transformer_edu.cli.train " + " ".join(_TRAIN_ARGS) + " --out <tmp>",
     })
     from .export import export_onnx  # the live translator's files, from the checkpoint just written
 
     export_onnx(Translator.load(out / CHECKPOINT_NAME, device="cpu"), out / "onnx")
     return kept_metrics
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m transformer_edu.pretrained",
-        description="Check the shipped ko-en checkpoint, or rebuild it with the training command line.",
-    )
-    parser.add_argument("--rebuild", action="store_true", help=f"retrain and overwrite {ASSET_DIR}")
-    args = parser.parse_args(argv)
-    if args.rebuild:
-        metrics = rebuild()
-        print(f"wrote {ASSET_DIR / CHECKPOINT_NAME} and its ONNX export: exact match {metrics['exact_match']:.1%}, "
-              f"BLEU {metrics['bleu']:.1f} on {metrics['test_size']} test sentences; trained in "
-              f"{metrics['train_seconds']:.0f} s ({metrics['train_cpu_seconds']:.0f} s of CPU)")
-        return 0
-    problems = asset_problems()
-    for problem in problems:
-        print(problem)
-    print("the checkpoint is current" if not problems else f"rebuild it with: {REBUILD_COMMAND}")
-    return 1 if problems else 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

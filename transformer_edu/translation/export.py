@@ -4,7 +4,7 @@ The published book has no Python kernel. Its live translator runs the
 shipped model in the reader's browser with ONNX Runtime Web, from three
 files this module writes::
 
-    python -m transformer_edu.export --out DIR
+    python -m transformer_edu.cli.export --out DIR
 
 or, from Python, ``export_onnx(translator, "DIR")``:
 
@@ -20,7 +20,7 @@ off and *recompute*. Besides the memory and the logits, each graph returns
 the attention weights of every layer and head, recorded by
 :func:`~transformer_edu.record_attention` inside the package's own modules.
 The shipped files live in ``transformer_edu/assets/ko_en/onnx``
-(:data:`ONNX_DIR`); ``python -m transformer_edu.pretrained --rebuild``
+(:data:`ONNX_DIR`); ``python -m transformer_edu.cli.pretrained --rebuild``
 remakes them with the checkpoint.
 
 Shape legend: B batch, S source length, T target length, D = d_model,
@@ -29,7 +29,6 @@ N layers, H heads, V target vocabulary size. Masks: ``True`` = may attend.
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import html
 import inspect
@@ -45,20 +44,20 @@ from typing import Sequence
 import torch
 from torch import Tensor, nn
 
-from . import data
-from .attention import record_attention
-from .data import Vocab
-from .masks import causal_mask, padding_mask
-from .model import Transformer
+from .. import data
+from ..attention import record_attention
+from ..data import Vocab
+from ..masks import causal_mask, padding_mask
+from ..model import Transformer
 from .translator import Translator
 
 __all__ = [
     "ONNX_DIR", "ENCODER_FILE", "DECODER_FILE", "VOCAB_FILE", "OPSET", "PAD_EXTRA",
     "EncoderGraph", "DecoderGraph", "export_onnx", "vocab_json", "model_fingerprint",
-    "OnnxTranslator", "live_translator_html", "exporter_available", "main",
+    "OnnxTranslator", "live_translator_html", "exporter_available",
 ]
 
-ONNX_DIR = Path(__file__).resolve().parent / "assets" / "ko_en" / "onnx"
+ONNX_DIR = Path(__file__).resolve().parents[1] / "assets" / "ko_en" / "onnx"
 """Where the package keeps the ONNX export of the shipped translator."""
 
 ENCODER_FILE = "encoder.onnx"
@@ -75,7 +74,7 @@ nothing; without it, every query also attends to them."""
 FORMAT_VERSION = 1
 
 MAX_STEPS = {"per_source_token": 1, "extra": 50}
-"""The decoding limit of :meth:`~transformer_edu.translator.Translator.translate` with its default
+"""The decoding limit of :meth:`~transformer_edu.translation.translator.Translator.translate` with its default
 ``max_len`` (:meth:`Translator.output_limit`, the paper's source length plus
 50): ``min(per_source_token · S + extra, max_len)`` target tokens for a source
 of S ids (``<eos>`` counted); a test checks it against the Translator."""
@@ -94,10 +93,11 @@ class _ModelGraph(nn.Module):
 class EncoderGraph(_ModelGraph):
     """The encoder of a :class:`~transformer_edu.Transformer`, returning its attention weights too.
 
-    It runs the model's own embedding, positional encoding and encoder, in
-    the order of :meth:`~transformer_edu.model.Transformer.encode`, without ``encode``'s argument
-    checks: those read token values (``int(src.max())``), which an exported
-    graph cannot do. The tests compare its outputs with ``encode``'s.
+    It runs :meth:`~transformer_edu.model.Transformer.encode`'s two steps,
+    :meth:`~transformer_edu.model.Transformer.embed_source` and the encoder,
+    without ``encode``'s check of the token ids: it reads their values
+    (``int(src.max())``), which an exported graph cannot do. The tests
+    compare its outputs with ``encode``'s.
 
     Args:
         model: the trained model.
@@ -112,8 +112,7 @@ class EncoderGraph(_ModelGraph):
     def forward(self, src: Tensor, src_mask: Tensor) -> tuple[Tensor, Tensor]:
         m = self.model
         with record_attention(m.encoder) as maps:
-            x = m.positional(m.src_embed(src) * m.embed_scale)  # (B, S, D)
-            memory = m.encoder(x, src_mask)  # (B, S, D)
+            memory = m.encoder(m.embed_source(src), src_mask)  # (B, S, D)
         names = [f"layers.{i}.self_attn" for i in range(len(m.encoder.layers))]
         return memory, torch.stack([maps[n] for n in names], dim=1)  # (B, N, H, S, S)
 
@@ -121,9 +120,10 @@ class EncoderGraph(_ModelGraph):
 class DecoderGraph(_ModelGraph):
     """The decoder and output layer of a :class:`~transformer_edu.Transformer`, with attention weights.
 
-    It runs the model's target embedding, positional encoding, decoder and
-    output layer, in the order of :meth:`~transformer_edu.model.Transformer.decode` (no key/value
-    cache: the page recomputes the prefix at each step).
+    It runs :meth:`~transformer_edu.model.Transformer.decode`'s three steps,
+    :meth:`~transformer_edu.model.Transformer.embed_target`, the decoder and
+    the output layer, without its checks (no key/value cache: the page
+    recomputes the prefix at each step).
 
     Args:
         model: the trained model.
@@ -143,8 +143,7 @@ class DecoderGraph(_ModelGraph):
     ) -> tuple[Tensor, Tensor, Tensor]:
         m = self.model
         with record_attention(m.decoder) as maps:
-            x = m.positional(m.tgt_embed(tgt) * m.embed_scale)  # (B, T, D)
-            logits = m.generator(m.decoder(x, memory, src_mask, tgt_mask))  # (B, T, V)
+            logits = m.output(m.decoder(m.embed_target(tgt), memory, src_mask, tgt_mask))  # (B, T, V)
         layers = range(len(m.decoder.layers))
         self_attention = torch.stack([maps[f"layers.{i}.self_attn"] for i in layers], dim=1)
         cross_attention = torch.stack([maps[f"layers.{i}.cross_attn"] for i in layers], dim=1)
@@ -211,7 +210,7 @@ def vocab_json(translator: Translator) -> dict:
     Keys: ``src_itos`` and ``tgt_itos`` (id → token), ``special_ids``,
     ``never_generate`` (ids greedy decoding skips, as
     :func:`~transformer_edu.decoding.greedy_decode` with ``unk_id``), ``max_len``,
-    ``max_steps`` (the decoding limit of :meth:`~transformer_edu.translator.Translator.translate`:
+    ``max_steps`` (the decoding limit of :meth:`~transformer_edu.translation.translator.Translator.translate`:
     ``min(per_source_token · S + extra, max_len)`` with S counting
     ``<eos>``), ``pad_extra`` (:data:`PAD_EXTRA`), ``tokenizer`` (the rule
     that splits the reader's text into source tokens), ``grammar`` (for a
@@ -225,7 +224,7 @@ def vocab_json(translator: Translator) -> dict:
     specials = {"pad": Vocab.pad_id, "bos": Vocab.bos_id, "eos": Vocab.eos_id, "unk": Vocab.unk_id}
     return {
         "format": FORMAT_VERSION,
-        "made_with": "python -m transformer_edu.export",
+        "made_with": "python -m transformer_edu.cli.export",
         "model_fingerprint": model_fingerprint(translator),
         "src_itos": list(translator.src_vocab.itos),
         "tgt_itos": list(translator.tgt_vocab.itos),
@@ -389,7 +388,7 @@ class OnnxTranslator:
         if missing:
             raise FileNotFoundError(
                 f"no {', '.join(missing)} in {str(directory)!r}; write them with "
-                f"python -m transformer_edu.export --out {directory}"
+                f"python -m transformer_edu.cli.export --out {directory}"
             )
         self.directory = directory
         self.vocab = json.loads((directory / VOCAB_FILE).read_text(encoding="utf-8"))
@@ -499,7 +498,7 @@ def live_translator_html(*, example: str = "고양이가 생선을 먹었다") -
     Args:
         example: the sentence the input starts with.
     """
-    from .viz import BLOCKED_COLOR, plotly_colorscale  # the book's colours for attention maps
+    from ..viz import BLOCKED_COLOR, plotly_colorscale  # the book's colours for attention maps
 
     if not isinstance(example, str) or not example.split():
         raise ValueError(f"example must be a non-empty sentence, got {example!r}")
@@ -512,28 +511,3 @@ def live_translator_html(*, example: str = "고양이가 생선을 먹었다") -
         "Here, in Jupyter or Colab, the cells below do the same in Python.</p>\n"
         "</div>"
     )
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m transformer_edu.export",
-        description="Export the shipped ko-en translator (or a checkpoint) to ONNX for the book's live demo.",
-    )
-    parser.add_argument("--out", required=True, type=Path, help="directory for encoder.onnx, decoder.onnx, vocab.json")
-    parser.add_argument("--checkpoint", type=Path, default=None,
-                        help="a checkpoint file or directory (default: the shipped translator)")
-    args = parser.parse_args(argv)
-    if args.checkpoint is None:
-        from .pretrained import pretrained_translator
-
-        translator = pretrained_translator("cpu")
-    else:
-        translator = Translator.load(args.checkpoint)
-    paths = export_onnx(translator, args.out)
-    for path in paths.values():
-        print(f"wrote {path} ({path.stat().st_size / 1024:.0f} KiB)")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

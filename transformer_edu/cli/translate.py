@@ -1,6 +1,6 @@
 """Translate sentences with a trained checkpoint from the command line (Chapter 8).
 
-    python -m transformer_edu.translate --checkpoint runs/ko-en "고양이가 생선을 먹었다"
+    python -m transformer_edu.cli.translate --checkpoint runs/ko-en "고양이가 생선을 먹었다"
 
 prints one translation per input sentence; with no sentence given, it reads
 one sentence per line from standard input. Type Korean as it is written
@@ -20,15 +20,15 @@ from pathlib import Path
 
 import torch
 
-from .translator import OutsideGrammarWarning, Translator, UnknownWordsError
+from ..translation.translator import OutsideGrammarWarning, Translator, UnknownWordsError
 
 __all__ = ["main"]
 
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m transformer_edu.translate",
-        description="Translate sentences with a checkpoint written by python -m transformer_edu.train.",
+        prog="python -m transformer_edu.cli.translate",
+        description="Translate sentences with a checkpoint written by python -m transformer_edu.cli.train.",
     )
     parser.add_argument("sentences", nargs="*",
                         help="sentences to translate, written as usual, e.g. 고양이가 생선을 먹었다 "

@@ -16,10 +16,10 @@ from typing import Sequence
 
 import torch
 
-from .checkpoint import load_checkpoint, load_model, save_checkpoint
-from .data import KOREAN_TOKENIZER, KoreanTokenizer, Vocab, grammar_problem, pad_batch, word_hint
-from .decoding import beam_search, greedy_decode
-from .model import Transformer
+from ..checkpoint import load_checkpoint, load_model, save_checkpoint
+from ..data import KOREAN_TOKENIZER, KoreanTokenizer, Vocab, grammar_problem, pad_batch, word_hint
+from ..decoding import beam_search, greedy_decode
+from ..model import Transformer
 
 __all__ = ["OutsideGrammarWarning", "Translator", "UnknownWordsError"]
 
@@ -83,7 +83,7 @@ class Translator:
 
     @classmethod
     def load(cls, path: str | os.PathLike, *, device: str | torch.device = "cpu") -> "Translator":
-        """Load a checkpoint saved by :meth:`save` or ``python -m transformer_edu.train``.
+        """Load a checkpoint saved by :meth:`save` or ``python -m transformer_edu.cli.train``.
 
         Args:
             path: a checkpoint file, or the directory holding ``checkpoint.pt``.
