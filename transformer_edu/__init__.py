@@ -1,9 +1,37 @@
 """transformer_edu: the finished reference code of *The Transformer, Step by Step*.
 
 Each module holds the code of one chapter; the chapters build a didactic
-version in the open and check it against these. Shape legend: B batch,
-S source length, T target length, L any length, D = d_model, H heads,
-d_k = D / H, V vocabulary size. Boolean masks: ``True`` = may attend.
+version in the open and check it against these. Read in this order:
+
+=====================  ==========================================================  =======
+Module                 What it holds                                               Chapter
+=====================  ==========================================================  =======
+``masks``              padding, causal and target masks (``True`` = may attend)    1
+``attention``          scaled dot-product attention, multi-head attention          1, 2
+``positional``         the sinusoidal positional encoding                          3
+``layers``             layer normalisation, the position-wise feed-forward net     4
+``encoder``            the encoder layer and stack                                 5
+``decoder``            the decoder layer and stack; the key/value cache            6, 8
+``model``              the whole Transformer and its configuration                 6
+``interop``            copying weights from PyTorch's own modules                  4-6
+``data``               toy tasks, the Korean grammar, vocabulary, batches          7
+``training``           label smoothing, the learning-rate schedule, ``fit``        7
+``recipes``            the book's training recipes, ``train_task``                 7
+``checkpoint``         saving and loading models                                   7
+``metrics``            exact match and BLEU                                        7
+``seeds``              the seeds a chapter runs under                              7
+``decoding``           greedy decoding, beam search, sampling                      8
+``translation``        the Translator, the shipped model, its ONNX export          8
+``profiling``          where a decoding step's time goes                           8
+``checks``             checks of your own implementations, with a diagnosis        1-4
+``figures``            the book's plots, explorers and live playgrounds            all
+``cli``                the command lines (``python -m transformer_edu.cli.train``)  7, 8
+=====================  ==========================================================  =======
+
+Argument checks sit at the public entry points (helpers in ``_validate``);
+the math inside computes. Shape legend: B batch, S source length, T target
+length, L any length, D = d_model, H heads, d_k = D / H, V vocabulary size.
+Boolean masks: ``True`` = may attend.
 """
 
 from .attention import MultiHeadAttention, record_attention, scaled_dot_product_attention
@@ -23,8 +51,8 @@ from .translation.translator import OutsideGrammarWarning, Translator
 __version__ = "0.1.0"
 
 # Modules with heavier dependencies (matplotlib, plotly, sacrebleu, tqdm) load
-# on first use, so `import transformer_edu` stays quick: `te.viz`, `te.checks`, …
-_LAZY_MODULES = {"checks", "cli", "interactive", "metrics", "recipes", "translation", "viz"}
+# on first use, so `import transformer_edu` stays quick: `te.figures`, `te.checks`, …
+_LAZY_MODULES = {"checks", "cli", "figures", "metrics", "recipes", "translation"}
 
 
 def __getattr__(name: str):

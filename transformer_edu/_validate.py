@@ -188,19 +188,17 @@ def heads_inputs(query: object, key: object, value: object, attn_mask: object, d
 
 
 def decoder_inputs(
-    x: object, memory: object, src_mask: object, tgt_mask: object, cache: object, *, d_model: int,
-    heads: int, n_layers: int | None = None, name: str = "x",
+    x: object, memory: object, src_mask: object, tgt_mask: object, cache: object, *, cache_type: type,
+    d_model: int, heads: int, n_layers: int | None = None, name: str = "x",
 ) -> None:
     """The checks of a decoder's entry points (:class:`~transformer_edu.DecoderLayer`,
     :class:`~transformer_edu.Decoder`, :meth:`Transformer.decode <transformer_edu.Transformer.decode>`).
 
     ``x`` is the decoder's input (B, T, D); with a ``cache`` (a
-    :class:`~transformer_edu.KVCache`, of ``n_layers`` layers unless that is
-    ``None``) it holds only the new positions, and ``tgt_mask`` covers the
-    cached ones too.
+    ``cache_type``, i.e. :class:`~transformer_edu.KVCache`, of ``n_layers``
+    layers unless that is ``None``) it holds only the new positions, and
+    ``tgt_mask`` covers the cached ones too.
     """
-    from .decoder import KVCache  # the cache's module imports this one
-
     sequence(name, x, d_model)
     sequence("memory", memory, d_model)
     batch, steps = x.shape[:2]
@@ -208,7 +206,7 @@ def decoder_inputs(
         raise ValueError(f"{name} and memory must have the same batch size, got {batch} and {memory.shape[0]}")
     cached = 0
     if cache is not None:
-        if not isinstance(cache, KVCache):
+        if not isinstance(cache, cache_type):
             raise TypeError(f"cache must be a KVCache (see Transformer.new_cache), got {type(cache).__name__}")
         if n_layers is not None and len(cache.layers) != n_layers:
             raise ValueError(

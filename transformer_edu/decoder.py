@@ -3,7 +3,7 @@ with a key/value cache for step-by-step decoding (Chapter 8)."""
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from torch import Tensor, nn
 
@@ -11,7 +11,7 @@ from . import _validate
 from .attention import MultiHeadAttention
 from .layers import LayerNorm, PositionwiseFeedForward
 
-__all__ = ["DecoderLayer", "Decoder", "KVCache"]
+__all__ = ["Decoder", "DecoderLayer", "KVCache"]
 
 
 class KVCache:
@@ -223,7 +223,8 @@ class DecoderLayer(nn.Module):
         (:class:`Decoder` does).
         """
         attn = self.self_attn
-        _validate.decoder_inputs(x, memory, src_mask, tgt_mask, cache, d_model=attn.d_model, heads=attn.n_heads)
+        _validate.decoder_inputs(x, memory, src_mask, tgt_mask, cache, cache_type=KVCache, d_model=attn.d_model,
+                                 heads=attn.n_heads)
         if cache is not None and not (isinstance(layer, int) and 0 <= layer < len(cache.layers)):
             raise ValueError(f"layer must be an index of the cache's {len(cache.layers)} layers, got {layer!r}")
         if self.norm_first:
@@ -304,8 +305,8 @@ class Decoder(nn.Module):
         one new position per step, with a cache.
         """
         layer = self.layers[0].self_attn
-        _validate.decoder_inputs(x, memory, src_mask, tgt_mask, cache, d_model=layer.d_model,
-                                 heads=layer.n_heads, n_layers=len(self.layers))
+        _validate.decoder_inputs(x, memory, src_mask, tgt_mask, cache, cache_type=KVCache,
+                                 d_model=layer.d_model, heads=layer.n_heads, n_layers=len(self.layers))
         for i, layer in enumerate(self.layers):
             x = layer(x, memory, src_mask, tgt_mask, cache, i)
         if cache is not None:

@@ -36,8 +36,9 @@ L generated length (BOS not included). Masks: ``True`` = may attend.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Iterator, NamedTuple
+from typing import NamedTuple
 
 import torch
 from torch import Tensor
@@ -48,15 +49,15 @@ from .masks import causal_mask, padding_mask
 from .model import Transformer
 
 __all__ = [
-    "greedy_decode",
+    "BeamCandidate",
+    "BeamStep",
+    "Hypothesis",
     "beam_search",
     "beam_search_nbest",
     "beam_search_trace",
-    "sample",
     "gnmt_length_penalty",
-    "Hypothesis",
-    "BeamCandidate",
-    "BeamStep",
+    "greedy_decode",
+    "sample",
 ]
 
 

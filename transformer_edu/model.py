@@ -14,7 +14,7 @@ from .encoder import Encoder
 from .masks import padding_mask, target_mask
 from .positional import SinusoidalPositionalEncoding
 
-__all__ = ["TransformerConfig", "Transformer", "count_parameters"]
+__all__ = ["Transformer", "TransformerConfig", "count_parameters"]
 
 
 @dataclass
@@ -80,7 +80,7 @@ class TransformerConfig:
             )
 
     @classmethod
-    def base(cls, vocab_size: int, **overrides) -> "TransformerConfig":
+    def base(cls, vocab_size: int, **overrides) -> TransformerConfig:
         """The paper's base model (Table 3): D = 512, H = 8, d_ff = 2048, N = 6, P_drop = 0.1,
         a shared source/target vocabulary and tied embedding and output weights."""
         settings = dict(
@@ -89,7 +89,7 @@ class TransformerConfig:
         return cls(**{**settings, **overrides})
 
     @classmethod
-    def big(cls, vocab_size: int, **overrides) -> "TransformerConfig":
+    def big(cls, vocab_size: int, **overrides) -> TransformerConfig:
         """The paper's big model (Table 3): D = 1024, H = 16, d_ff = 4096, N = 6, P_drop = 0.3."""
         settings = dict(d_model=1024, n_heads=16, d_ff=4096, dropout=0.3)
         return cls.base(vocab_size, **{**settings, **overrides})
@@ -99,7 +99,7 @@ class TransformerConfig:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, values: dict) -> "TransformerConfig":
+    def from_dict(cls, values: dict) -> TransformerConfig:
         """Inverse of :meth:`to_dict`; unknown keys are an error."""
         known = {f.name for f in fields(cls)}
         unknown = sorted(set(values) - known)
@@ -207,8 +207,9 @@ class Transformer(nn.Module):
         if tgt_mask is None:
             tgt_mask = self._default_tgt_mask(tgt, cache)
         x = self.embed_target(tgt, 0 if cache is None else cache.length)  # (B, T, D)
-        _validate.decoder_inputs(x, memory, src_mask, tgt_mask, cache, d_model=self.config.d_model,
-                                 heads=self.config.n_heads, n_layers=self.config.n_layers, name="tgt")
+        _validate.decoder_inputs(x, memory, src_mask, tgt_mask, cache, cache_type=KVCache,
+                                 d_model=self.config.d_model, heads=self.config.n_heads,
+                                 n_layers=self.config.n_layers, name="tgt")
         return self.output(self.decoder(x, memory, src_mask, tgt_mask, cache))  # (B, T, V)
 
     def embed_source(self, src: Tensor) -> Tensor:

@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import random
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Callable
 
 import torch
 
@@ -38,7 +38,7 @@ from .training import (
 )
 from .translation.translator import Translator
 
-__all__ = ["Recipe", "RECIPES", "task_splits", "train_task"]
+__all__ = ["RECIPES", "Recipe", "task_splits", "train_task"]
 
 
 @dataclass(frozen=True)
@@ -122,7 +122,7 @@ def train_task(
         out: a directory to save ``checkpoint.pt`` into, or ``None``.
         src_transform: rewrites every source sentence of every split
             (train, valid, test, ood, same_verb) before anything else, e.g.
-            :func:`~transformer_edu.data.bag_of_tokens` for a bag-of-words
+            :func:`~transformer_edu.data.grammar.bag_of_tokens` for a bag-of-words
             baseline; the metrics are measured on the rewritten sources, and
             ``metrics["src_transform"]`` names it. The translator returned
             does not apply it: give it rewritten sentences.

@@ -264,7 +264,7 @@ def evaluate(
 
     Args:
         model: a :class:`~transformer_edu.Transformer`.
-        batches: :class:`~transformer_edu.data.Batch` es (``src``, ``tgt_in``, ``tgt_out``).
+        batches: :class:`~transformer_edu.data.batching.Batch` es (``src``, ``tgt_in``, ``tgt_out``).
         loss_fn: e.g. a :class:`LabelSmoothingLoss`; its mean per token is reported as ``"loss"``.
         amp: ``None`` (float32), ``"bf16"`` or ``"fp16"``: see :func:`autocast`.
 

@@ -1,6 +1,6 @@
 """Sphinx extension: the book's own front-end files, and fixes to its pages.
 
-Explorers (``transformer_edu.interactive.Explorer``):
+Explorers (``transformer_edu.figures.explorer.Explorer``):
     The site serves ``_static/explorers.js`` and ``_static/explorers.css``
     (copied from ``transformer_edu/assets/explorer/``) and
     ``_static/plotly-cartesian.min.js`` (Plotly's cartesian bundle from npm:

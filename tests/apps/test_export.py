@@ -329,7 +329,7 @@ def test_an_old_exporter_is_named(translator, tmp_path, monkeypatch):
 
 
 def test_live_translator_html():
-    from transformer_edu import viz
+    from transformer_edu.figures import viz
 
     markup = export.live_translator_html()
     assert markup.startswith('<div id="live-translator"')

@@ -177,7 +177,7 @@ def explorer_fixture_outputs() -> list:
     explorer with every kind of control and Korean labels, as explorers."""
     import plotly.graph_objects as go
 
-    from transformer_edu import interactive as ix
+    from transformer_edu import figures as ix
     from transformer_edu.translation.pretrained import pretrained_translator
 
     words = ["고양이가", "생선을", "먹었다"]

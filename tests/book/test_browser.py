@@ -46,7 +46,7 @@ from urllib.parse import urlparse
 
 import pytest
 
-from transformer_edu import viz
+from transformer_edu.figures import viz
 
 if __package__:
     from . import book_support as bs
@@ -1038,7 +1038,7 @@ def test_explorer_html_alone_draws_with_a_page_plotly_and_falls_back_offline(tmp
     """In Jupyter the explorer's own script draws it (here with the page's
     Plotly); with no Plotly reachable (offline, CDN blocked) it shows its
     fallback text instead of a blank box."""
-    from transformer_edu import interactive as ix
+    from transformer_edu import figures as ix
 
     explorer = ix.mask_explorer(max_pad=1, start_pad=1)
     plotly = bs.REPO_ROOT / "node_modules" / "plotly.js-cartesian-dist-min" / PLOTLY_FILE

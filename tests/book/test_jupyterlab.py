@@ -12,13 +12,13 @@ chapter in headless Chromium through Playwright, and:
   control and something it draws into), changes one control (a dropdown, a
   checkbox, toggle buttons, a slider by keyboard, a text box; the next one if
   a change draws the same picture), and checks that its output redraws;
-* drives the live widgets of Chapters 1 and 7 (``transformer_edu.playgrounds``)
+* drives the live widgets of Chapters 1 and 7 (``transformer_edu.figures``)
   like a reader, before anything else changes them: types a sentence and
   presses Enter, switches the causal mask off and on again, and checks after
   each step that the figure (a PNG) and the printed lines changed, and that
   the printed lines are those of the same state computed here with the
   package (numbers to within rounding);
-* draws every kernel-free explorer (``transformer_edu.interactive``: HTML
+* draws every kernel-free explorer (``transformer_edu.figures``: HTML
   controls over Plotly, which it loads from Plotly's CDN in Jupyter; the test
   answers that one URL with the plotly package's own copy of the file, as for
   a reader who is online) and presses its controls until its plots and its
@@ -293,7 +293,7 @@ def stored_explorers(notebook: Path) -> int:
 
 
 def stored_html_explorers(notebook: Path) -> int:
-    """How many kernel-free explorers (``transformer_edu.interactive``) the stored outputs hold."""
+    """How many kernel-free explorers (``transformer_edu.figures``) the stored outputs hold."""
     return sum(html.count('class="tse-explorer"') for _, html in stored_outputs(notebook, "text/html"))
 
 
@@ -393,7 +393,7 @@ def exercise_html_explorer(page, ident: str) -> str:
     raise AssertionError(f"kernel-free explorer {ident}: no redraw after {tried or 'no usable control'}")
 
 
-# What a live widget (``transformer_edu.playgrounds``) shows: its printed
+# What a live widget (``transformer_edu.figures``) shows: its printed
 # lines and the address of its figure (a PNG data URL).
 LIVE_SNAPSHOT_JS = """area => {
   const output = area.querySelector('.widget-output');
@@ -420,7 +420,7 @@ def same_printed(shown: str, expected: str, tolerance: float = 2e-3) -> bool:
 
 
 def printed(state) -> str:
-    """What a live widget prints for a state (playgrounds.LiveExplorer)."""
+    """What a live widget prints for a state (figures.LiveExplorer)."""
     return "\n".join([state.summary] + ([state.details] if state.details else []))
 
 
@@ -466,14 +466,14 @@ def drive_live_widget(page, text_label: str, sentence: str, state_of) -> list[st
 
 
 def chapter_one_live(page) -> list[str]:
-    from transformer_edu import playgrounds
+    from transformer_edu import figures
 
     seed = int(os.environ.get("TRANSFORMER_EDU_SEED", "0"))
     return drive_live_widget(
         page,
         "tokens",
         "a dog ran after the cat",
-        lambda tokens, causal: playgrounds.mask_state(tokens, 2, True, causal, seed=seed),
+        lambda tokens, causal: figures.mask_state(tokens, 2, True, causal, seed=seed),
     )
 
 
@@ -485,14 +485,14 @@ def shipped_translator():
 
 
 def chapter_seven_live(page) -> list[str]:
-    from transformer_edu import playgrounds
+    from transformer_edu import figures
 
     translator = shipped_translator()
     return drive_live_widget(
         page,
         "Korean",
         "개가 고양이를 쫓았다",
-        lambda korean, causal: playgrounds.translation_state(
+        lambda korean, causal: figures.translation_state(
             translator, korean, causal=causal, layer=translator.model.config.n_layers - 1
         ),
     )

@@ -29,7 +29,7 @@ from pathlib import Path
 
 import pytest
 
-from transformer_edu import viz
+from transformer_edu.figures import viz
 
 if __package__:
     from . import book_support as bs

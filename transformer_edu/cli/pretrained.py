@@ -12,7 +12,12 @@ import argparse
 import sys
 
 from ..checkpoint import CHECKPOINT_NAME
-from ..translation.pretrained import ASSET_DIR, REBUILD_COMMAND, asset_problems, rebuild
+from ..translation.pretrained import (
+    ASSET_DIR,
+    REBUILD_COMMAND,
+    asset_problems,
+    rebuild,
+)
 
 __all__ = ["main"]
 

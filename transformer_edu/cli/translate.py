@@ -20,7 +20,11 @@ from pathlib import Path
 
 import torch
 
-from ..translation.translator import OutsideGrammarWarning, Translator, UnknownWordsError
+from ..translation.translator import (
+    OutsideGrammarWarning,
+    Translator,
+    UnknownWordsError,
+)
 
 __all__ = ["main"]
 

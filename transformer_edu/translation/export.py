@@ -38,8 +38,8 @@ import os
 import sys
 import unicodedata
 import warnings
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 import torch
 from torch import Tensor, nn
@@ -52,9 +52,20 @@ from ..model import Transformer
 from .translator import Translator
 
 __all__ = [
-    "ONNX_DIR", "ENCODER_FILE", "DECODER_FILE", "VOCAB_FILE", "OPSET", "PAD_EXTRA",
-    "EncoderGraph", "DecoderGraph", "export_onnx", "vocab_json", "model_fingerprint",
-    "OnnxTranslator", "live_translator_html", "exporter_available",
+    "DECODER_FILE",
+    "ENCODER_FILE",
+    "ONNX_DIR",
+    "OPSET",
+    "PAD_EXTRA",
+    "VOCAB_FILE",
+    "DecoderGraph",
+    "EncoderGraph",
+    "OnnxTranslator",
+    "export_onnx",
+    "exporter_available",
+    "live_translator_html",
+    "model_fingerprint",
+    "vocab_json",
 ]
 
 ONNX_DIR = Path(__file__).resolve().parents[1] / "assets" / "ko_en" / "onnx"
@@ -192,7 +203,7 @@ def tokenizer_json(translator: Translator) -> dict:
 
     ``kind`` is ``"whitespace"`` (split on whitespace, as ``str.split()``)
     or ``"table"``: the translator's source tokenizer (``src_tokenizer``,
-    :class:`~transformer_edu.data.KoreanTokenizer`), whose ``to_dict()`` is
+    :class:`~transformer_edu.data.tokenizer.KoreanTokenizer`), whose ``to_dict()`` is
     included: normalise the text to ``normalize`` (NFC), split it on
     whitespace, replace each word that is a key of ``splits`` by its two
     tokens. ``whitespace`` lists the characters Python splits on.
@@ -215,7 +226,7 @@ def vocab_json(translator: Translator) -> dict:
     ``<eos>``), ``pad_extra`` (:data:`PAD_EXTRA`), ``tokenizer`` (the rule
     that splits the reader's text into source tokens), ``grammar`` (for a
     translator whose tokenizer is the toy grammar's, the grammar it learned,
-    :func:`~transformer_edu.data.grammar_spec`, which the page checks the
+    :func:`~transformer_edu.data.grammar.grammar_spec`, which the page checks the
     reader's sentence against; else ``None``), the model's sizes, the
     graphs' signatures and the model's fingerprint.
     """
@@ -498,7 +509,10 @@ def live_translator_html(*, example: str = "고양이가 생선을 먹었다") -
     Args:
         example: the sentence the input starts with.
     """
-    from ..viz import BLOCKED_COLOR, plotly_colorscale  # the book's colours for attention maps
+    from ..figures.viz import (  # the book's colours for attention maps
+        BLOCKED_COLOR,
+        plotly_colorscale,
+    )
 
     if not isinstance(example, str) or not example.split():
         raise ValueError(f"example must be a non-empty sentence, got {example!r}")

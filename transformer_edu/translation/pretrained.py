@@ -60,8 +60,16 @@ from .. import data
 from ..checkpoint import CHECKPOINT_NAME, load_checkpoint
 from .translator import Translator
 
-__all__ = ["ASSET_DIR", "TASK", "asset_path", "pretrained_translator", "data_fingerprint", "asset_problems",
-           "onnx_problems", "rebuild"]
+__all__ = [
+    "ASSET_DIR",
+    "TASK",
+    "asset_path",
+    "asset_problems",
+    "data_fingerprint",
+    "onnx_problems",
+    "pretrained_translator",
+    "rebuild",
+]
 
 TASK = "ko-en"
 ASSET_DIR = Path(__file__).resolve().parents[1] / "assets" / "ko_en"
@@ -119,7 +127,9 @@ def asset_problems() -> list[str]:
     Compares its data fingerprint, vocabularies, tokenizer and recipe with
     what :mod:`transformer_edu.data` and :mod:`transformer_edu.recipes` give now.
     """
-    from ..recipes import RECIPES  # imported here: the training module is not needed to translate
+    from ..recipes import (
+        RECIPES,  # imported here: the training module is not needed to translate
+    )
 
     extra = load_checkpoint(asset_path())["extra"]
     splits = data.toy_translation_splits(0)
@@ -139,7 +149,9 @@ def asset_problems() -> list[str]:
 
 def onnx_problems() -> list[str]:
     """What makes the shipped ONNX export (``assets/ko_en/onnx``) differ from the shipped checkpoint."""
-    from . import export  # its onnx imports are lazy: checking needs torch only
+    from . import (
+        export,  # its onnx imports are lazy: checking needs torch only
+    )
 
     vocab_file = export.ONNX_DIR / export.VOCAB_FILE
     missing = [n for n in (export.ENCODER_FILE, export.DECODER_FILE, export.VOCAB_FILE)
@@ -182,7 +194,9 @@ def rebuild(out: str | Path = ASSET_DIR) -> dict:
         "data_fingerprint": data_fingerprint(0),
         "made_with": "python -m transformer_edu.cli.train " + " ".join(_TRAIN_ARGS) + " --out <tmp>",
     })
-    from .export import export_onnx  # the live translator's files, from the checkpoint just written
+    from .export import (
+        export_onnx,  # the live translator's files, from the checkpoint just written
+    )
 
     export_onnx(Translator.load(out / CHECKPOINT_NAME, device="cpu"), out / "onnx")
     return kept_metrics

@@ -12,12 +12,19 @@ from __future__ import annotations
 import difflib
 import os
 import warnings
-from typing import Sequence
+from collections.abc import Sequence
 
 import torch
 
 from ..checkpoint import load_checkpoint, load_model, save_checkpoint
-from ..data import KOREAN_TOKENIZER, KoreanTokenizer, Vocab, grammar_problem, pad_batch, word_hint
+from ..data import (
+    KOREAN_TOKENIZER,
+    KoreanTokenizer,
+    Vocab,
+    grammar_problem,
+    pad_batch,
+    word_hint,
+)
 from ..decoding import beam_search, greedy_decode
 from ..model import Transformer
 
@@ -51,9 +58,9 @@ class Translator:
 
     Args:
         model: the trained model; it is used in eval mode.
-        src_vocab, tgt_vocab: the :class:`~transformer_edu.data.Vocab` s it was trained with.
+        src_vocab, tgt_vocab: the :class:`~transformer_edu.data.vocab.Vocab` s it was trained with.
         src_tokenizer: splits written source text into the tokens of ``src_vocab``,
-            e.g. :data:`~transformer_edu.data.KOREAN_TOKENIZER`, which splits
+            e.g. :data:`~transformer_edu.data.tokenizer.KOREAN_TOKENIZER`, which splits
             the particles off (고양이가 → 고양이 가), so that learners type
             ordinary Korean; ``None`` splits on whitespace only.
 
@@ -82,7 +89,7 @@ class Translator:
         self.src_tokenizer = src_tokenizer
 
     @classmethod
-    def load(cls, path: str | os.PathLike, *, device: str | torch.device = "cpu") -> "Translator":
+    def load(cls, path: str | os.PathLike, *, device: str | torch.device = "cpu") -> Translator:
         """Load a checkpoint saved by :meth:`save` or ``python -m transformer_edu.cli.train``.
 
         Args:
@@ -172,9 +179,9 @@ class Translator:
         """Why ``sentence`` is outside the grammar the model learned, or ``None``.
 
         Only a translator whose source tokenizer is the toy grammar's
-        (:data:`~transformer_edu.data.KOREAN_TOKENIZER`, as the shipped model
+        (:data:`~transformer_edu.data.tokenizer.KOREAN_TOKENIZER`, as the shipped model
         and ``train_task("ko-en")`` have) knows that grammar; for any other
-        this is always ``None``. See :func:`~transformer_edu.data.grammar_problem`.
+        this is always ``None``. See :func:`~transformer_edu.data.grammar.grammar_problem`.
         """
         if not isinstance(sentence, str):
             raise TypeError(f"sentence must be a str, got {type(sentence).__name__}")

@@ -1,4 +1,4 @@
-/* The browser side of transformer_edu.interactive.Explorer.
+/* The browser side of transformer_edu.figures.explorer.Explorer.
  *
  * One file, two ways in:
  * - The book: book/_ext/book_assets.py serves this file as _static/explorers.js

@@ -1,4 +1,4 @@
-"""Live explorers (transformer_edu.playgrounds): the same states as the
+"""Live explorers (transformer_edu.figures.live): the same states as the
 precomputed explorers, drawn the same, recomputed from the reader's inputs."""
 
 from __future__ import annotations
@@ -11,8 +11,9 @@ import pytest
 import torch
 
 import transformer_edu as te
-from transformer_edu import interactive as ix
-from transformer_edu import playgrounds as pg
+from transformer_edu import figures as ix
+from transformer_edu import figures as pg
+from transformer_edu.figures.attention_figures import _word_vectors
 from transformer_edu.translation.translator import UnknownWordsError
 
 pytest.importorskip("ipywidgets")
@@ -93,7 +94,7 @@ def test_live_and_precomputed_explorers_give_the_same_figure():
 
 def test_mask_playground_precomputed_is_its_live_mode():
     live = pg.mask_playground("a dog ran", seed=3)
-    explorer = live.precompute("mask-playground")
+    explorer = pg.Explorer.from_live(live, "mask-playground")
     assert [c.name for c in explorer.controls] == ["pads", "polarity"]
     for values in combinations(explorer):
         same_state(live.state(**values), explorer.state(**values))
@@ -157,8 +158,8 @@ def test_mask_state_runs_the_readers_attention_and_checks_what_it_returns():
 
 
 def test_a_word_keeps_its_vector_whatever_the_other_words():
-    one = pg._word_vectors(["cat", "dog"], 8, 0)
-    two = pg._word_vectors(["zebra", "cat"], 8, 0)
+    one = _word_vectors(["cat", "dog"], 8, 0)
+    two = _word_vectors(["zebra", "cat"], 8, 0)
     assert torch.equal(one[0], two[1])
 
 

@@ -8,23 +8,23 @@ import pytest
 import torch
 
 import transformer_edu as te
-from transformer_edu import interactive
+from transformer_edu import figures
 
 D_MODELS = (16, 32, 64, 128)
 
 
 @pytest.fixture(scope="module")
-def explorer() -> interactive.Explorer:
-    return interactive.positional_explorer(
+def explorer() -> figures.Explorer:
+    return figures.positional_explorer(
         d_models=D_MODELS, max_len=48, positions=(0, 5, 40), offsets=(1, 7, 50), start_d_model=64
     )
 
 
 def test_explorer_has_width_buttons_and_two_sliders(explorer):
     width, position, offset = explorer.controls
-    assert isinstance(width, interactive.Buttons) and width.values == D_MODELS and width.start == 64
-    assert isinstance(position, interactive.Slider) and position.values == (0, 5, 40)
-    assert isinstance(offset, interactive.Slider) and offset.values == (1, 7, 50)
+    assert isinstance(width, figures.Buttons) and width.values == D_MODELS and width.start == 64
+    assert isinstance(position, figures.Slider) and position.values == (0, 5, 40)
+    assert isinstance(offset, figures.Slider) and offset.values == (1, 7, 50)
     panels = explorer.start_state.panels
     assert [p.data[0]["type"] for p in panels] == ["heatmap", "scatter", "bar"]
     assert [p.wide for p in panels] == [True, False, False]  # the table spans the row
@@ -33,7 +33,7 @@ def test_explorer_has_width_buttons_and_two_sliders(explorer):
 def test_explorer_tables_are_the_package_tables(explorer):
     for d in D_MODELS:
         (heatmap,) = explorer.state(d_model=d).panels[0].data
-        assert interactive.rounded(heatmap["z"]) == interactive.rounded(te.sinusoidal_table(48, d))
+        assert figures.rounded(heatmap["z"]) == figures.rounded(te.sinusoidal_table(48, d))
 
 
 def test_each_width_shows_curves_and_turns_of_that_width(explorer):
@@ -49,8 +49,8 @@ def test_position_slider_moves_the_outline_and_sets_that_row(explorer):
     assert (outline["y0"], outline["y1"]) == (39.5, 40.5)
     sines, cosines = (trace["y"] for trace in row.data)
     expected = te.sinusoidal_table(48, 64)[40]
-    assert interactive.rounded(sines) == interactive.rounded(expected[0::2])
-    assert interactive.rounded(cosines) == interactive.rounded(expected[1::2])
+    assert figures.rounded(sines) == figures.rounded(expected[0::2])
+    assert figures.rounded(cosines) == figures.rounded(expected[1::2])
     assert "position 40" in table.title.lower() or "row 40" in table.title
 
 
@@ -66,7 +66,7 @@ def test_offset_slider_sets_the_turn_of_each_pair(explorer):
 def test_turns_are_the_rotation_that_shifts_the_table():
     # Turning each (sin, cos) pair of PE(pos) by the plotted angle gives PE(pos + k).
     d, k = 32, 7
-    explorer = interactive.positional_explorer(d_models=(d,), offsets=(k,), start_d_model=d)
+    explorer = figures.positional_explorer(d_models=(d,), offsets=(k,), start_d_model=d)
     turns = torch.tensor(explorer.start_state.panels[2].data[0]["y"], dtype=torch.float64).deg2rad()
     table = te.sinusoidal_table(60, d).double()
     sin, cos = table[:-k, 0::2], table[:-k, 1::2]
@@ -77,7 +77,7 @@ def test_turns_are_the_rotation_that_shifts_the_table():
 
 
 def test_explorer_html_is_deterministic_and_stores_each_table_once(explorer):
-    again = interactive.positional_explorer(
+    again = figures.positional_explorer(
         d_models=D_MODELS, max_len=48, positions=(0, 5, 40), offsets=(1, 7, 50), start_d_model=64
     )
     assert explorer.html() == again.html()
@@ -101,4 +101,4 @@ def test_explorer_html_is_deterministic_and_stores_each_table_once(explorer):
 )
 def test_explorer_rejects_bad_arguments_by_name(kwargs, message):
     with pytest.raises((ValueError, TypeError), match=message):
-        interactive.positional_explorer(**kwargs)
+        figures.positional_explorer(**kwargs)

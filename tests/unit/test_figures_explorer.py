@@ -13,8 +13,8 @@ import numpy as np
 import plotly.graph_objects as go
 import pytest
 
-from transformer_edu import interactive as ix
-from transformer_edu import viz
+from transformer_edu import figures as ix
+from transformer_edu.figures import viz
 
 
 def bars(scale: float, label: str = "x") -> go.Figure:

@@ -1,4 +1,4 @@
-"""The beam-search explorer of Chapter 8 (interactive.beam_explorer_figure)."""
+"""The beam-search explorer of Chapter 8 (figures.beam_explorer_figure)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import pytest
 import torch
 
 import transformer_edu as te
-from transformer_edu import data, decoding, interactive
+from transformer_edu import data, decoding, figures
 from transformer_edu.translation.translator import Translator, UnknownWordsError
 
 SENTENCE = "고양이가 생선을 먹었다"
@@ -46,10 +46,10 @@ def _hypothesis(text: str) -> str:
 
 
 def test_one_button_per_beam_size_and_one_slider_step_per_alpha(translator):
-    explorer = interactive.beam_explorer(translator, SENTENCE, beam_sizes=(1, 2, 4, 8), alphas=(0.0, 0.6, 1.0),
+    explorer = figures.beam_explorer(translator, SENTENCE, beam_sizes=(1, 2, 4, 8), alphas=(0.0, 0.6, 1.0),
                                          start_beam_size=4, start_alpha=0.6)
     sizes, alphas = explorer.controls
-    assert isinstance(sizes, interactive.Buttons) and isinstance(alphas, interactive.Slider)
+    assert isinstance(sizes, figures.Buttons) and isinstance(alphas, figures.Slider)
     assert sizes.labels == ["K = 1 (greedy)", "K = 2", "K = 4", "K = 8"] and sizes.start == 4
     assert alphas.labels == ["0", "0.6", "1"] and alphas.start == 0.6
     for beam_size in (1, 2, 4, 8):
@@ -63,7 +63,7 @@ def test_one_button_per_beam_size_and_one_slider_step_per_alpha(translator):
 @pytest.mark.parametrize("alpha", [0.0, 0.6, 1.0])
 def test_bars_are_the_nbest_lists_of_the_package(translator, alpha):
     beam_sizes = (1, 2, 4)
-    explorer = interactive.beam_explorer(translator, SENTENCE, beam_sizes=beam_sizes, start_beam_size=2)
+    explorer = figures.beam_explorer(translator, SENTENCE, beam_sizes=beam_sizes, start_beam_size=2)
     src = _src(translator, SENTENCE)
     max_len = translator.output_limit(src.shape[1])  # the explorer's default, the translator's
     for beam_size in beam_sizes:
@@ -80,7 +80,7 @@ def test_bars_are_the_nbest_lists_of_the_package(translator, alpha):
 
 
 def test_beam_size_one_is_greedy(translator):
-    explorer = interactive.beam_explorer(translator, SENTENCE, beam_sizes=(1,), start_beam_size=1)
+    explorer = figures.beam_explorer(translator, SENTENCE, beam_sizes=(1,), start_beam_size=1)
     greedy = translator.translate(SENTENCE, beam_size=1)
     _, texts = _bars(explorer, 1, 0.6)
     assert _hypothesis(texts[0]) == (greedy or "(nothing: EOS first)")
@@ -89,7 +89,7 @@ def test_beam_size_one_is_greedy(translator):
 
 def test_reference_is_marked(translator):
     output = translator.translate(SENTENCE, beam_size=4)
-    explorer = interactive.beam_explorer(translator, SENTENCE, reference=output, beam_sizes=(4,),
+    explorer = figures.beam_explorer(translator, SENTENCE, reference=output, beam_sizes=(4,),
                                          start_beam_size=4)
     _, texts = _bars(explorer, 4, 0.6)
     assert " ✓ (" in texts[0]
@@ -98,8 +98,8 @@ def test_reference_is_marked(translator):
 
 
 def test_html_is_deterministic(translator):
-    first = interactive.beam_explorer(translator, SENTENCE).html()
-    second = interactive.beam_explorer(translator, SENTENCE).html()
+    first = figures.beam_explorer(translator, SENTENCE).html()
+    second = figures.beam_explorer(translator, SENTENCE).html()
     assert first == second
 
 
@@ -107,7 +107,7 @@ def test_the_trained_translator_gets_the_running_example_right():
     from transformer_edu.translation.pretrained import pretrained_translator
 
     trained = pretrained_translator("cpu")
-    explorer = interactive.beam_explorer(trained, SENTENCE, reference="the cat ate the fish")
+    explorer = figures.beam_explorer(trained, SENTENCE, reference="the cat ate the fish")
     for beam_size in explorer.controls[0].values:
         for alpha in explorer.controls[1].values:
             _, texts = _bars(explorer, beam_size, alpha)
@@ -129,9 +129,9 @@ def test_the_trained_translator_gets_the_running_example_right():
 def test_bad_arguments_are_named(translator, change, error, match):
     arguments = dict(sentence=SENTENCE) | change
     with pytest.raises(error, match=match):
-        interactive.beam_explorer(translator, **arguments)
+        figures.beam_explorer(translator, **arguments)
 
 
 def test_needs_a_translator():
     with pytest.raises(TypeError, match="Translator"):
-        interactive.beam_explorer(object(), SENTENCE)
+        figures.beam_explorer(object(), SENTENCE)

@@ -1,4 +1,4 @@
-"""Tests of the book's figures: transformer_edu.viz and transformer_edu.interactive."""
+"""Tests of the book's figures: transformer_edu.viz and transformer_edu.figures."""
 
 from __future__ import annotations
 
@@ -18,7 +18,8 @@ import pytest  # noqa: E402
 import torch  # noqa: E402
 
 import transformer_edu as te  # noqa: E402
-from transformer_edu import interactive, viz  # noqa: E402
+from transformer_edu import figures  # noqa: E402
+from transformer_edu.figures import viz  # noqa: E402
 
 TOKENS = ["the", "cat", "sat"]
 
@@ -229,8 +230,8 @@ def test_text_width_and_pad_reject_bad_input():
 
 
 @pytest.fixture(scope="module")
-def explorer() -> interactive.Explorer:
-    return interactive.mask_explorer("the cat sat on the mat", max_pad=3, start_pad=2)
+def explorer() -> figures.Explorer:
+    return figures.mask_explorer("the cat sat on the mat", max_pad=3, start_pad=2)
 
 
 def _z(explorer, pads: int, panel: int = 0, query: int = -1) -> np.ndarray:
@@ -239,7 +240,7 @@ def _z(explorer, pads: int, panel: int = 0, query: int = -1) -> np.ndarray:
 
 
 def test_mask_explorer_has_a_button_per_pad_count_and_query():
-    fig = interactive.mask_explorer("the cat sat on the mat", max_pad=3, start_pad=2)
+    fig = figures.mask_explorer("the cat sat on the mat", max_pad=3, start_pad=2)
     pads, query = fig.controls
     assert pads.labels == ["0 pads", "1 pad", "2 pads", "3 pads"] and pads.start == 2
     assert query.labels == ["none", "the", "cat", "sat", "on", "the", "mat"]
@@ -250,7 +251,7 @@ def test_mask_explorer_has_a_button_per_pad_count_and_query():
 
 
 def test_mask_explorer_pad_buttons_change_the_plotted_data(explorer):
-    zs = [json.dumps(interactive.rounded(_z(explorer, n))) for n in range(4)]
+    zs = [json.dumps(figures.rounded(_z(explorer, n))) for n in range(4)]
     assert len(set(zs)) == 4
     for n_pad in range(4):
         panels = explorer.state(pads=n_pad).panels
@@ -304,15 +305,15 @@ def test_mask_explorer_query_buttons_outline_a_row(explorer):
 
 def test_mask_explorer_validates_its_arguments():
     with pytest.raises(ValueError, match="start_pad"):
-        interactive.mask_explorer(max_pad=2, start_pad=3)
+        figures.mask_explorer(max_pad=2, start_pad=3)
     with pytest.raises(ValueError, match="sentence"):
-        interactive.mask_explorer(sentence="  ")
+        figures.mask_explorer(sentence="  ")
     with pytest.raises(ValueError, match="explorer_id"):
-        interactive.mask_explorer(explorer_id="1 bad")
+        figures.mask_explorer(explorer_id="1 bad")
 
 
 def test_mask_explorer_html_is_deterministic(explorer):
-    again = interactive.mask_explorer("the cat sat on the mat", max_pad=3, start_pad=2)
+    again = figures.mask_explorer("the cat sat on the mat", max_pad=3, start_pad=2)
     assert explorer.html() == again.html()
     assert explorer.text() == again.text()
 

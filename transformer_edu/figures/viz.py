@@ -23,8 +23,8 @@ from __future__ import annotations
 import re
 import unicodedata
 import warnings
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Mapping, Sequence
 
 import matplotlib
 import matplotlib.pyplot as plt
@@ -36,22 +36,22 @@ from matplotlib.colors import Colormap, LinearSegmentedColormap
 from matplotlib.figure import Figure
 
 __all__ = [
-    "BOOK_WIDTH",
-    "MIN_FONT_PT",
-    "DPI",
     "ATTENTION_CMAP",
+    "BOOK_WIDTH",
     "DIVERGING_CMAP",
-    "use_book_style",
-    "korean_font",
-    "font_families",
-    "to_numpy",
-    "attention_heatmap",
+    "DPI",
+    "MIN_FONT_PT",
     "attention_grid",
-    "matrix_heatmap",
+    "attention_heatmap",
+    "font_families",
+    "korean_font",
     "line_plot",
+    "matrix_heatmap",
+    "pad",
     "plotly_colorscale",
     "text_width",
-    "pad",
+    "to_numpy",
+    "use_book_style",
     "wrap",
 ]
 
