@@ -236,6 +236,8 @@ def render_markdown(data: dict) -> str:
             for row, (label, value) in enumerate(bench["ratios"].items()):
                 lines.append(f"| {name if row == 0 else ''} | {label} | {_ratio(value)} |")
         lines.append("")
+        notes = [f"- `{bench['script']}`: {bench['note']}" for bench in run["benchmarks"] if bench.get("note")]
+        lines += notes + [""] if notes else []
         lines += _gpu_detail_lines(run)
     return "\n".join(lines + _live_translator_lines(data))
 

@@ -106,11 +106,12 @@ class KVCache:
                 if name in buffers:
                     buffer[:, :, :start] = buffers[name][:, :, :start]
                 buffers[name] = buffer
-        buffers["self_k"][:, :, start:end] = k  # in place: the earlier positions stay where they are
-        buffers["self_v"][:, :, start:end] = v
-        cache["self_k"] = buffers["self_k"][:, :, :end]  # (B, H, t + T, d_k)
-        cache["self_v"] = buffers["self_v"][:, :, :end]
-        return cache["self_k"], cache["self_v"]
+        keys, values = buffers["self_k"], buffers["self_v"]
+        keys.narrow(2, start, end - start).copy_(k)  # in place: the earlier positions stay where they are
+        values.narrow(2, start, end - start).copy_(v)
+        cache["self_k"] = keys = keys.narrow(2, 0, end)  # (B, H, t + T, d_k), a view
+        cache["self_v"] = values = values.narrow(2, 0, end)
+        return keys, values
 
     def memory_kv(self, layer: int, project: Callable[[], tuple[Tensor, Tensor]]) -> tuple[Tensor, Tensor]:
         """The cross-attention keys and values of ``layer``: ``project()`` at the first step, kept after.
