@@ -10,10 +10,10 @@ outputs of both sides must be identical:
    package recomputing the whole prefix at every step (``use_cache=False``:
    the decoder runs on every position of the prefix, as in Chapter 8's
    ``greedy_by_hand``, and recomputes the cross-attention keys and values).
-   Both sides run the same lean decoder
-   (:class:`~transformer_edu.incremental.IncrementalDecoder`), which applies
-   the output layer to the last position only, so the ratio measures the
-   cache and nothing else;
+   Both sides run the model's own decoder (Chapter 6), the cached side with
+   the :class:`~transformer_edu.KVCache` of Chapter 8, and apply the output
+   layer to the last position only, so the ratio measures the cache and
+   nothing else;
 2. beam search with K = ``--beam-size`` over ``--beam-steps`` steps: the
    package (all beams of all sources in one batch of B · K rows, with the
    cache) against :func:`plain_beam_search`, a plain loop that takes one source

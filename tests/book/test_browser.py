@@ -552,7 +552,7 @@ def desktop_report(server: Server, contexts_id: int, page: str) -> dict:
         report["explorers"], report["keyboard"] = explorer_keyboard_problems(tab)
         report["keyboard"] += [
             f"{place(page, figure)}: a Plotly figure with its own {figure['controls']}, which Tab "
-            "cannot reach (draw it with transformer_edu.interactive's HTML controls)"
+            "cannot reach (draw it with transformer_edu.figures' HTML controls)"
             for figure in tab.evaluate(PLOTLY_CONTROLS_JS)
         ]
         clock.lap("keyboard")

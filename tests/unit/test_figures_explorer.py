@@ -1,4 +1,4 @@
-"""The generic explorer of transformer_edu.interactive (Explorer, controls,
+"""The generic explorer of transformer_edu.figures (Explorer, controls,
 panels, states): coverage of the control combinations, deterministic HTML,
 accessible markup, and errors that name the bad argument."""
 

@@ -1,4 +1,4 @@
-"""Tests of the book's figures: transformer_edu.viz and transformer_edu.figures."""
+"""Tests of the book's figures: transformer_edu.figures.viz and the explorers' panels."""
 
 from __future__ import annotations
 
