@@ -71,6 +71,17 @@ def test_a_forward_hook_on_a_decoder_layer_fires_at_every_decoding_step(make_mod
     assert seen == [torch.Size([4, 1, 32])] * 6  # one new position per step, through the cache
 
 
+def test_a_forward_hook_on_a_decoder_layer_fires_at_every_beam_search_step(make_model):
+    model, src = make_model(), make_src()
+    rows = []
+    handle = model.decoder.layers[0].register_forward_hook(lambda module, args, out: rows.append(out.shape[0]))
+    try:
+        beam_search_nbest(model, src[:1], beam_size=3, max_len=5, min_len=5, **IDS)  # exactly 5 steps
+    finally:
+        handle.remove()
+    assert rows == [3] * 5  # the 3 beams of the one source, one new position each step
+
+
 def test_record_attention_records_while_decoding(make_model):
     model, src = make_model(), make_src()
     with te.record_attention(model) as maps:

@@ -4,7 +4,7 @@ Every static figure of the book goes through this module, so the chapters
 share fonts, sizes and colours, and every attention picture has the actual
 tokens on its axes::
 
-    from transformer_edu import viz
+    from transformer_edu.figures import viz
 
     viz.use_book_style()
     viz.attention_heatmap(weights, query_tokens, key_tokens, title="head 0")
