@@ -3,9 +3,11 @@
 Explorers (``transformer_edu.figures.explorer.Explorer``):
     The site serves ``_static/explorers.js`` and ``_static/explorers.css``
     (copied from ``transformer_edu/assets/explorer/``) and
-    ``_static/plotly-cartesian.min.js`` (Plotly's cartesian bundle from npm:
-    ``node_modules/plotly.js-cartesian-dist-min``, pinned by
-    ``package-lock.json``, installed by ``npm ci``). Only pages that hold an
+    ``_static/plotly-cartesian.min.js`` (Plotly with the three cartesian
+    traces the explorers draw: scatter, bar and heatmap; ``.ci/npm`` bundles
+    it with esbuild from ``book/_frontend/plotly-cartesian.js`` and the
+    ``plotly.js`` package pinned by ``package-lock.json``, into
+    ``node_modules/.book/``). Only pages that hold an
     explorer load the first two; the script loads Plotly itself after the
     first paint. The copy of the script that each explorer carries inline for
     Jupyter is dropped from the book's pages. No page uses a CDN.
@@ -16,6 +18,16 @@ Page fixes, applied to every written HTML file:
       ``<title>``, ``<textarea>``, ``<option>``, SVG, math, or attributes).
     - The theme's ``fontawesome.js`` (1.5 MB, turns icons into SVG) is not
       loaded: the theme's CSS draws the same icons with its web font.
+    - Only the search page loads ``searchtools.js``, ``language_data.js``
+      and ``searchindex.js`` (230 kB): elsewhere the search box is a form
+      that opens that page.
+      sphinx-design's stylesheet (55 kB) is loaded only by a page that uses
+      one of its components (a ``sd-`` class); no page does today.
+    - The theme's Font Awesome web fonts (270 kB, 1 400 icons) are cut down
+      (fontTools) to the icons the site shows: those named by an ``fa-``
+      class on a page, and those the theme's and the book's stylesheets draw
+      themselves (admonitions, links, ``--pst-icon-*``); the stylesheet's
+      rules for the other icons' classes (67 kB) go too.
     - Scripts in ``<head>`` are deferred, so they do not hold back the first
       paint; the saved ipywidgets state (no widget manager runs in the book)
       is dropped; figures load lazily, as the reader scrolls to them.
@@ -40,7 +52,7 @@ from pathlib import Path
 from sphinx.application import Sphinx
 from sphinx.errors import ExtensionError
 
-PLOTLY_NPM = Path("node_modules") / "plotly.js-cartesian-dist-min"
+PLOTLY_NPM = Path("node_modules") / ".book"
 PLOTLY_FILE = "plotly-cartesian.min.js"
 EXPLORER_DIR = Path("transformer_edu") / "assets" / "explorer"
 ASSETS = {  # name in _static: source, relative to the book's root
@@ -61,9 +73,10 @@ def asset_sources(srcdir: str | Path) -> dict[str, Path]:
     sources = {name: root / path for name, path in ASSETS.items()}
     if not sources[PLOTLY_FILE].is_file():
         raise ExtensionError(
-            f"{sources[PLOTLY_FILE]} is missing: run `npm ci` in the "
+            f"{sources[PLOTLY_FILE]} is missing: run `bash .ci/npm` in the "
             "repository root (bash .ci/setup does), which installs the "
-            "front-end packages pinned in package-lock.json"
+            "front-end packages pinned in package-lock.json and bundles the "
+            "book's Plotly"
         )
     for name, path in sources.items():
         if not path.is_file():
@@ -223,6 +236,13 @@ _FONTAWESOME_JS = re.compile(
     r'[ \t]*<script defer src="[^"]*_static/scripts/fontawesome\.js[^"]*">'
     r"</script>\n?"
 )
+_SEARCH_SCRIPTS = re.compile(
+    r'[ \t]*<script (?:defer )?src="[^"]*(?:_static/searchtools\.js|_static/language_data\.js|searchindex\.js)'
+    r'[^"]*"></script>\n?'
+)
+_SPHINX_DESIGN_CSS = re.compile(
+    r'[ \t]*<link rel="stylesheet" type="text/css" href="[^"]*_static/sphinx-design\.min\.css[^"]*" />\n?'
+)
 _INLINE_EXPLORER = re.compile(
     r'<script data-tse-inline="1">.*?</script>\n?', re.DOTALL
 )
@@ -262,9 +282,14 @@ def lazy_images(page: str) -> str:
     return _OUTPUT_IMAGE.sub(r'<img loading="lazy" \1', page)
 
 
-def fix_page(page: str) -> str:
-    """Every change this extension makes to a written HTML page."""
+def fix_page(page: str, *, search_page: bool = False) -> str:
+    """Every change this extension makes to a written HTML page
+    (``search_page``: the page that runs the search, ``search.html``)."""
     page = lazy_images(page)
+    if not search_page:
+        page = _SEARCH_SCRIPTS.sub("", page)
+    if 'class="sd-' not in page:
+        page = _SPHINX_DESIGN_CSS.sub("", page)
     # docutils marks a citation role="doc-biblioentry" inside a role="list":
     # a list's children must be list items (axe aria-required-children,
     # critical); doc-biblioentry is deprecated in ARIA 1.3 anyway.
@@ -282,13 +307,87 @@ def _on_build_finished(app: Sphinx, exception) -> None:
     if exception is not None or app.builder.format != "html":
         return
     outdir = Path(app.outdir)
+    pages = []
     for path in outdir.rglob("*.html"):
         if "_static" in path.relative_to(outdir).parts:
             continue
         text = path.read_text(encoding="utf-8")
-        fixed = fix_page(text)
+        fixed = fix_page(text, search_page=path == outdir / "search.html")
         if fixed != text:
             path.write_text(fixed, encoding="utf-8")
+        pages.append(fixed)
+    subset_icon_fonts(outdir, pages)
+
+
+# --------------------------------------------------------------------------
+# The icon fonts
+# --------------------------------------------------------------------------
+
+_ICON_FONTS = ("fa-solid-900.woff2", "fa-regular-400.woff2", "fa-brands-400.woff2")
+_ICON_RULE = re.compile(r'([^{}]*)\{[^{}]*?content:\s*"\\(f[0-9a-f]{3,4})"')
+_ICON_VARIABLE = re.compile(r'--pst-icon-[a-z0-9-]+:\s*"(?:\\|\\\\)?(?:\\u)?([\uf000-\uf8ff]|f[0-9a-f]{3,4})"')
+_ICON_CLASS = re.compile(r"\bfa-[a-z0-9-]+")
+# A rule that only maps icon classes to a code point: .fa-a:before,.fa-b:before{content:"\f…"}
+_CLASS_ICON_RULE = re.compile(r'((?:\.fa-[a-z0-9-]+:before,?)+)\{content:"\\f[0-9a-f]{3,4}"\}')
+_RULE_CLASSES = re.compile(r"\.(fa-[a-z0-9-]+):before")
+
+
+def used_icons(css_texts: list[str], pages: list[str]) -> set[int]:
+    """The code points of the icons the site shows.
+
+    An icon is shown when a page names it by class (``fa-github``: the
+    stylesheets map the class to a code point) or a stylesheet draws it
+    itself: a ``content`` rule whose selector names no ``fa-`` class, or a
+    ``--pst-icon-*`` variable (the theme's admonitions and links).
+    """
+    by_class: dict[str, int] = {}
+    drawn: set[int] = set()
+    for css in css_texts:
+        for selector, code in _ICON_RULE.findall(css):
+            point = int(code, 16)
+            names = re.findall(r"\.(fa-[a-z0-9-]+)", selector)
+            if names:
+                for name in names:
+                    by_class[name] = point
+            else:
+                drawn.add(point)
+        for value in _ICON_VARIABLE.findall(css):
+            drawn.add(ord(value) if len(value) == 1 else int(value, 16))
+    named = {name for page in pages for name in _ICON_CLASS.findall(page)}
+    return drawn | {by_class[name] for name in named if name in by_class}
+
+
+def subset_icon_fonts(outdir: Path, pages: list[str]) -> None:
+    """Cut the Font Awesome web fonts down to :func:`used_icons` (see the module's docstring)."""
+    fonts = [outdir / "_static" / "vendor" / "fontawesome" / "webfonts" / name for name in _ICON_FONTS]
+    fonts = [font for font in fonts if font.is_file()]
+    if not fonts:
+        return
+    try:
+        from fontTools import subset
+        from fontTools.ttLib import TTFont
+        import brotli  # noqa: F401  (fontTools writes WOFF2 with it)
+    except ImportError as error:  # requirements-book.txt lists both
+        raise RuntimeError(f"book_assets: subsetting the icon fonts needs fonttools and brotli ({error})")
+    css_files = list((outdir / "_static").rglob("*.css"))
+    css_texts = [path.read_text(encoding="utf-8") for path in css_files]
+    points = used_icons(css_texts, pages)
+    named = {name for page in pages for name in _ICON_CLASS.findall(page)}
+    for path, css in zip(css_files, css_texts):
+        trimmed = _CLASS_ICON_RULE.sub(lambda m: m.group(0) if set(_RULE_CLASSES.findall(m.group(1))) & named else "", css)
+        if trimmed != css:
+            path.write_text(trimmed, encoding="utf-8")
+    options = subset.Options()
+    options.flavor = "woff2"
+    options.layout_features = []
+    options.notdef_outline = True
+    for path in fonts:
+        font = TTFont(path)
+        subsetter = subset.Subsetter(options=options)
+        subsetter.populate(unicodes=points)
+        subsetter.subset(font)
+        font.flavor = "woff2"
+        font.save(path)
 
 
 # --------------------------------------------------------------------------

@@ -169,19 +169,20 @@ def test_site_serves_plotly_from_npm_pinned_to_the_version_of_plotly_py(built_bo
     from plotly.offline import get_plotlyjs_version
 
     lock = json.loads((bs.REPO_ROOT / "package-lock.json").read_text(encoding="utf-8"))
-    pinned = lock["packages"]["node_modules/plotly.js-cartesian-dist-min"]
+    for package in ("plotly.js", "esbuild"):
+        assert lock["packages"][f"node_modules/{package}"]["integrity"].startswith("sha512-"), package
+    pinned = lock["packages"]["node_modules/plotly.js"]
     assert pinned["version"] == get_plotlyjs_version(), (
-        "package.json pins plotly.js-cartesian-dist-min to another version than "
-        "the plotly.js of the installed plotly package"
+        "package.json pins plotly.js to another version than the plotly.js of the installed plotly package"
     )
-    assert pinned["integrity"].startswith("sha512-")
-    installed = bs.REPO_ROOT / "node_modules" / "plotly.js-cartesian-dist-min" / "plotly-cartesian.min.js"
+    built = bs.REPO_ROOT / "node_modules" / ".book" / "plotly-cartesian.min.js"  # by .ci/npm
     served = built_book.html_dir / "_static" / "plotly-cartesian.min.js"
-    assert filecmp.cmp(installed, served, shallow=False)
+    assert filecmp.cmp(built, served, shallow=False)
     text = served.read_text(encoding="utf-8")
     assert f"v{get_plotlyjs_version()}" in text[:300]
-    for trace in ("heatmap", "bar", "scatter"):  # what the explorers draw
-        assert f'moduleType:"trace",name:"{trace}"' in text
+    traces = re.findall(r'moduleType:"trace",name:"([a-z0-9]+)"', text)
+    assert sorted(traces) == ["bar", "heatmap", "scatter"]  # what the explorers draw, and no more
+    assert len(text.encode()) < 1_250_000  # Plotly's own cartesian bundle is 1.5 MB
     for name, source in (("explorers.js", "explorer.js"), ("explorers.css", "explorer.css")):
         package = bs.REPO_ROOT / "transformer_edu" / "assets" / "explorer" / source
         assert filecmp.cmp(package, built_book.html_dir / "_static" / name, shallow=False)

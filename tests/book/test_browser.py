@@ -12,8 +12,8 @@ stored outputs hold.
 
 Checks, on every page: no JavaScript error and no request off the machine;
 at most 3 MB when the page has loaded (figures and Plotly load lazily, as the
-reader scrolls to them; everything but Plotly still fits 3 MB after
-scrolling to the end); no code block or output scrolls sideways at 1366 px;
+reader scrolls to them), and still at most 3 MB after scrolling to the end,
+every figure and the Plotly bundle included; no code block or output scrolls sideways at 1366 px;
 nothing scrolls the page sideways at 390 px and every explorer control is
 inside the phone's screen; figures are 2x images, shown large enough on a
 phone for their smallest text to be 9 CSS px, and not dimmed in the dark
@@ -159,7 +159,10 @@ IMAGES_JS = """
 }
 """ % WHERE_JS
 
-PAGE_WIDTH_JS = "() => ({scroll: document.documentElement.scrollWidth, view: window.innerWidth})"
+# clientWidth, not innerWidth: a phone's browser (is_mobile) zooms a too-wide page out
+# to fit, and then innerWidth grows with the page (the API page once measured 1 188 px
+# wide with innerWidth 1 188, on a 390 px screen).
+PAGE_WIDTH_JS = "() => ({scroll: document.documentElement.scrollWidth, view: document.documentElement.clientWidth})"
 
 # The innermost elements that stick out of the phone's screen on the right,
 # that is what makes the page scroll sideways.
@@ -707,10 +710,9 @@ def test_page_weight(site_page, screens):
         f"{report['bytes_at_load']['largest']}"
     )
     scrolled = report["bytes_after_scrolling"]
-    rest = scrolled["total"] - scrolled["plotly"]
-    assert rest <= BUDGET_BYTES, (
-        f"{page}: {rest / 1e6:.2f} MB besides Plotly after scrolling to the end "
-        f"(budget {BUDGET_BYTES / 1e6:.0f} MB): {scrolled['largest']}"
+    assert scrolled["total"] <= BUDGET_BYTES, (
+        f"{page}: {scrolled['total'] / 1e6:.2f} MB after scrolling to the end, Plotly's "
+        f"{scrolled['plotly'] / 1e6:.2f} MB included (budget {BUDGET_BYTES / 1e6:.0f} MB): {scrolled['largest']}"
     )
 
 
@@ -1041,7 +1043,7 @@ def test_explorer_html_alone_draws_with_a_page_plotly_and_falls_back_offline(tmp
     from transformer_edu import figures as ix
 
     explorer = ix.mask_explorer(max_pad=1, start_pad=1)
-    plotly = bs.REPO_ROOT / "node_modules" / "plotly.js-cartesian-dist-min" / PLOTLY_FILE
+    plotly = bs.REPO_ROOT / "node_modules" / ".book" / PLOTLY_FILE  # bundled by .ci/npm
     (tmp_path / PLOTLY_FILE).write_bytes(plotly.read_bytes())
     head = f'<meta charset="utf-8"><link rel="icon" href="data:,"><script src="{PLOTLY_FILE}"></script>'
     (tmp_path / "jupyter.html").write_text(f"<!doctype html><html><head>{head}</head><body>{explorer.html()}</body></html>")
