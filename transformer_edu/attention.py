@@ -16,7 +16,12 @@ from torch import Tensor, nn
 
 from . import _validate
 
-__all__ = ["scaled_dot_product_attention", "MultiHeadAttention", "record_attention", "stacked_projections"]
+__all__ = [
+    "scaled_dot_product_attention",
+    "MultiHeadAttention",
+    "record_attention",
+    "stacked_projections",
+]
 
 
 def scaled_dot_product_attention(

@@ -21,7 +21,7 @@ from .common import (
     split_output,
 )
 
-__all__ = ['check_attention', 'check_causal_mask', 'check_padding_mask']
+__all__ = ["check_attention", "check_causal_mask", "check_padding_mask"]
 
 
 _ATTENTION_MISTAKES = {

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
-__all__ = ['CheckFailed']
+__all__ = ["CheckFailed"]
 
 
 class CheckFailed(AssertionError):

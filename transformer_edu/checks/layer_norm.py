@@ -10,7 +10,7 @@ from torch import Tensor, nn
 
 from .common import CheckFailed, Mistake, call, close, diagnose, passed
 
-__all__ = ['check_layer_norm']
+__all__ = ["check_layer_norm"]
 
 
 _LN_MISTAKES = {

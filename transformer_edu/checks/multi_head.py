@@ -20,7 +20,7 @@ from .common import (
     split_output,
 )
 
-__all__ = ['check_multi_head']
+__all__ = ["check_multi_head"]
 
 
 _MHA_MISTAKES = {

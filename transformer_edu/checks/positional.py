@@ -10,7 +10,7 @@ from torch import Tensor
 from ..positional import sinusoidal_table
 from .common import CheckFailed, Mistake, call, close, diagnose, passed
 
-__all__ = ['check_positional_encoding']
+__all__ = ["check_positional_encoding"]
 
 
 _PE_MISTAKES = {

@@ -16,7 +16,14 @@ from .controls import Buttons, Slider, State, _count
 from .explorer import Explorer, heatmap_panel
 from .live import LiveExplorer, Text, Toggle
 
-__all__ = ['MAX_TOKENS', 'heads_playground', 'heads_state', 'mask_explorer', 'mask_playground', 'mask_state']
+__all__ = [
+    "MAX_TOKENS",
+    "heads_playground",
+    "heads_state",
+    "mask_explorer",
+    "mask_playground",
+    "mask_state",
+]
 
 
 _MASK_MODES = (

@@ -5,7 +5,7 @@ from __future__ import annotations
 from .controls import Buttons, Panel, Slider, State, _int_choices
 from .explorer import Explorer
 
-__all__ = ['beam_explorer']
+__all__ = ["beam_explorer"]
 
 
 def _beam_explorer_states(

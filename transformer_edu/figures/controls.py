@@ -19,7 +19,17 @@ import numpy as np
 import plotly.graph_objects as go
 import torch
 
-__all__ = ['BOOK_LAYOUT', 'DECIMALS', 'Buttons', 'Panel', 'Select', 'Slider', 'State', 'check_controls', 'rounded']
+__all__ = [
+    "BOOK_LAYOUT",
+    "DECIMALS",
+    "Buttons",
+    "Panel",
+    "Select",
+    "Slider",
+    "State",
+    "check_controls",
+    "rounded",
+]
 
 
 DECIMALS = 4

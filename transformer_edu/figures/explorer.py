@@ -38,23 +38,24 @@ Example (a notebook cell; the explorer is the cell's last expression)::
 
 Building blocks:
 
-- Controls: :class:`~transformer_edu.figures.controls.Buttons` (a row of toggle buttons), :class:`~transformer_edu.figures.controls.Slider`
-  (an ``<input type=range>`` that shows its value's text) and :class:`~transformer_edu.figures.controls.Select`
-  (a drop-down list). Each takes a ``name`` (the keyword of ``states``),
-  the ``values`` it offers, optional ``labels`` (the text of each value),
-  ``label`` (the control's visible name) and ``start``.
-- :class:`~transformer_edu.figures.controls.State`: the panels of one combination and a one-sentence
-  ``summary`` of what it shows (read out by screen readers when a control
-  changes it, and shown under the plots).
-- :class:`~transformer_edu.figures.controls.Panel`: one Plotly figure (a ``go.Figure`` or a ``{"data",
-  "layout"}`` dict) with a ``title`` written above it in HTML (so it wraps on
-  a phone), a ``height`` in px, ``wide=True`` to span the whole row, and
-  ``narrow``: layout changes applied when the panel is under 480 px wide.
+- Controls (:mod:`~transformer_edu.figures.controls`): ``Buttons`` (a row of
+  toggle buttons), ``Slider`` (an ``<input type=range>`` that shows its
+  value's text) and ``Select`` (a drop-down list). Each takes a ``name`` (the
+  keyword of ``states``), the ``values`` it offers, optional ``labels`` (the
+  text of each value), ``label`` (the control's visible name) and ``start``.
+- ``State``: the panels of one combination and a one-sentence ``summary`` of
+  what it shows (read out by screen readers when a control changes it, and
+  shown under the plots).
+- ``Panel``: one Plotly figure (a ``go.Figure`` or a ``{"data", "layout"}``
+  dict) with a ``title`` written above it in HTML (so it wraps on a phone), a
+  ``height`` in px, ``wide=True`` to span the whole row, and ``narrow``:
+  layout changes applied when the panel is under 480 px wide.
   :func:`heatmap_panel` makes the usual labelled attention heatmap.
 - :class:`Explorer`: checks that every combination of control values has a
   state (a dict must cover all of them), and renders one deterministic HTML
   fragment: fixed ids, numbers rounded to ``decimals``, each distinct trace
-  look, trace data and layout stored once, no random ids, so ``pytest --nbval`` compares it.
+  look, trace data and layout stored once, no random ids, so ``pytest
+  --nbval`` compares it.
 
 Where it runs:
 
@@ -105,7 +106,7 @@ from .controls import (
 )
 from .live import LiveExplorer, Text, Toggle
 
-__all__ = ['RUNTIME_CSS', 'RUNTIME_JS', 'TRACE_DATA_KEYS', 'Explorer', 'heatmap_panel', 'show']
+__all__ = ["RUNTIME_CSS", "RUNTIME_JS", "TRACE_DATA_KEYS", "Explorer", "heatmap_panel", "show"]
 
 
 _ASSETS = Path(__file__).resolve().parents[1] / "assets" / "explorer"

@@ -55,7 +55,7 @@ from matplotlib.patches import Rectangle
 from . import viz
 from .controls import Buttons, Panel, Select, Slider, State, check_controls
 
-__all__ = ['LiveExplorer', 'Text', 'Toggle', 'render_state']
+__all__ = ["LiveExplorer", "Text", "Toggle", "render_state"]
 
 
 def _name(kind: str, name) -> str:

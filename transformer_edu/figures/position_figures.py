@@ -12,7 +12,7 @@ from .controls import Buttons, Panel, Slider, State, _int_choices
 from .explorer import Explorer
 from .live import LiveExplorer
 
-__all__ = ['positional_explorer', 'positional_playground']
+__all__ = ["positional_explorer", "positional_playground"]
 
 
 def _pair_turns(k: int, d_model: int) -> torch.Tensor:

@@ -9,7 +9,15 @@ from .controls import Buttons, Panel, Select, Slider, State, _count
 from .explorer import heatmap_panel
 from .live import LiveExplorer, Text, Toggle
 
-__all__ = ['PAD_EXTRA', 'attention_playground', 'beam_state', 'decoder_playground', 'translation_run', 'translation_state', 'translator_playground']
+__all__ = [
+    "PAD_EXTRA",
+    "attention_playground",
+    "beam_state",
+    "decoder_playground",
+    "translation_run",
+    "translation_state",
+    "translator_playground",
+]
 
 
 PAD_EXTRA = 4
