@@ -93,11 +93,7 @@ def mask(name: str, value: object, target_shape: tuple[int, ...]) -> Tensor | No
             f"{name} must be a boolean tensor (True = may attend), got dtype {value.dtype}; "
             "build one with padding_mask / causal_mask / target_mask"
         )
-    try:
-        fits = torch.broadcast_shapes(value.shape, target_shape) == torch.Size(target_shape)
-    except RuntimeError:
-        fits = False
-    if not fits:
+    if not _broadcasts(tuple(value.shape), tuple(target_shape)):
         raise ValueError(
             f"{name} of shape {tuple(value.shape)} does not broadcast to the attention "
             f"scores of shape {tuple(target_shape)} (B, H, Lq, Lk)"
@@ -118,20 +114,8 @@ def attention_mask(name: str, value: object, batch: int, heads: int, queries: in
     It must be boolean, 4-D (a (B, S) mask would silently line up B with the
     queries when B == S) and broadcast to (B, H, Lq, Lk).
     """
-    if value is None:
+    if mask(name, value, (batch, heads, queries, keys)) is None:
         return
-    tensor(name, value)
-    if value.dtype != torch.bool:
-        raise TypeError(
-            f"{name} must be a boolean tensor (True = may attend), got dtype {value.dtype}; "
-            "build one with padding_mask / causal_mask / target_mask"
-        )
-    target = (batch, heads, queries, keys)
-    if not _broadcasts(tuple(value.shape), target):
-        raise ValueError(
-            f"{name} of shape {tuple(value.shape)} does not broadcast to the attention "
-            f"scores of shape {target} (B, H, Lq, Lk)"
-        )
     if value.dim() != 4:
         raise ValueError(
             f"{name} must be 4-D (B or 1, 1 or H, Lq or 1, Lk), got shape {tuple(value.shape)}; "
