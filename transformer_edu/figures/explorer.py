@@ -367,8 +367,9 @@ class Explorer:
             live: the :class:`~transformer_edu.figures.live.LiveExplorer`.
             explorer_id: the new explorer's id, unique on its page.
         """
-        gridded = [c for c in live.controls if not isinstance(c, (Text, Toggle))]
-        kept = {c.name: live.values[c.name] for c in live.controls if isinstance(c, (Text, Toggle))}
+        kernel_only = (Text, Toggle)  # no precomputed explorer can offer every text
+        gridded = [c for c in live.controls if not isinstance(c, kernel_only)]
+        kept = {c.name: live.values[c.name] for c in live.controls if isinstance(c, kernel_only)}
         for control in gridded:  # start where the live explorer is
             if live.values[control.name] not in control.values:
                 raise ValueError(

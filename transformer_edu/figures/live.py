@@ -550,5 +550,3 @@ class LiveExplorer:
 
         display(self.widget)
 
-
-_LIVE_ONLY = (Text, Toggle)
