@@ -325,17 +325,18 @@ def _on_build_finished(app: Sphinx, exception) -> None:
 
 _ICON_FONTS = ("fa-solid-900.woff2", "fa-regular-400.woff2", "fa-brands-400.woff2")
 _ICON_RULE = re.compile(r'([^{}]*)\{[^{}]*?content:\s*"\\(f[0-9a-f]{3,4})"')
-_ICON_VARIABLE = re.compile(r'--pst-icon-[a-z0-9-]+:\s*"(?:\\|\\\\)?(?:\\u)?([\uf000-\uf8ff]|f[0-9a-f]{3,4})"')
+_ICON_VARIABLE = re.compile(r'--pst-icon-[a-z0-9-]+:\s*"\\?(f[0-9a-f]{3,4}|[\uf000-\uf8ff])"')
 _ICON_CLASS = re.compile(r"\bfa-[a-z0-9-]+")
 # A rule that only maps icon classes to a code point: .fa-a:before,.fa-b:before{content:"\f…"}
 _CLASS_ICON_RULE = re.compile(r'((?:\.fa-[a-z0-9-]+:before,?)+)\{content:"\\f[0-9a-f]{3,4}"\}')
 _RULE_CLASSES = re.compile(r"\.(fa-[a-z0-9-]+):before")
 
 
-def used_icons(css_texts: list[str], pages: list[str]) -> set[int]:
+def used_icons(css_texts: list[str], named: set[str]) -> set[int]:
     """The code points of the icons the site shows.
 
-    An icon is shown when a page names it by class (``fa-github``: the
+    An icon is shown when a page names it by class (``named``, e.g.
+    ``fa-github``: the
     stylesheets map the class to a code point) or a stylesheet draws it
     itself: a ``content`` rule whose selector names no ``fa-`` class, or a
     ``--pst-icon-*`` variable (the theme's admonitions and links).
@@ -353,7 +354,6 @@ def used_icons(css_texts: list[str], pages: list[str]) -> set[int]:
                 drawn.add(point)
         for value in _ICON_VARIABLE.findall(css):
             drawn.add(ord(value) if len(value) == 1 else int(value, 16))
-    named = {name for page in pages for name in _ICON_CLASS.findall(page)}
     return drawn | {by_class[name] for name in named if name in by_class}
 
 
@@ -371,8 +371,8 @@ def subset_icon_fonts(outdir: Path, pages: list[str]) -> None:
         raise RuntimeError(f"book_assets: subsetting the icon fonts needs fonttools and brotli ({error})")
     css_files = list((outdir / "_static").rglob("*.css"))
     css_texts = [path.read_text(encoding="utf-8") for path in css_files]
-    points = used_icons(css_texts, pages)
-    named = {name for page in pages for name in _ICON_CLASS.findall(page)}
+    named = {name for page in pages for name in _ICON_CLASS.findall(page)}  # the classes pages use
+    points = used_icons(css_texts, named)
     for path, css in zip(css_files, css_texts):
         trimmed = _CLASS_ICON_RULE.sub(lambda m: m.group(0) if set(_RULE_CLASSES.findall(m.group(1))) & named else "", css)
         if trimmed != css:
