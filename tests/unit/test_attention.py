@@ -1,6 +1,5 @@
 """Scaled dot-product attention and multi-head attention (Chapters 1-2), and their dropout."""
 
-import copy
 import math
 
 import pytest
@@ -10,6 +9,11 @@ from torch import nn
 
 import transformer_edu as te
 from transformer_edu.attention import MultiHeadAttention
+
+if __package__:
+    from .unit_support import without_dropout
+else:
+    from unit_support import without_dropout
 
 
 @pytest.mark.parametrize("shape", [(2, 5, 7, 8), (3, 1, 4, 16), (1, 2, 9, 9)])
@@ -165,21 +169,12 @@ def test_record_attention_collects_every_layer():
     assert all(m._recorder is None for m in model.modules() if isinstance(m, te.MultiHeadAttention))
 
 
-def _without_dropout(module: torch.nn.Module) -> torch.nn.Module:
-    """A copy of ``module`` with every dropout probability set to 0 (same weights)."""
-    clean = copy.deepcopy(module)
-    for m in clean.modules():
-        if isinstance(m, torch.nn.Dropout):
-            m.p = 0.0
-    return clean
-
-
 @pytest.mark.parametrize("need_weights", [True, False], ids=["explicit", "fused"])
 def test_attention_dropout_fires_on_both_paths(need_weights):
     torch.manual_seed(0)
     mha = MultiHeadAttention(16, 4, dropout=0.5)
     x = torch.randn(2, 6, 16)
-    clean = _without_dropout(mha).eval()
+    clean = without_dropout(mha).eval()
     expected, _ = clean(x, x, x, need_weights=need_weights)
     mha.train()
     outputs = [mha(x, x, x, need_weights=need_weights)[0] for _ in range(3)]

@@ -1,8 +1,6 @@
 """The decoder layer and stack equal PyTorch's (Chapter 6); every sublayer's dropout fires in
 training only; the key/value cache (Chapter 8) is written in place and follows the rows."""
 
-import copy
-
 import pytest
 import torch
 from torch import nn
@@ -11,21 +9,23 @@ import transformer_edu as te
 from transformer_edu.decoder import DecoderLayer
 from transformer_edu.encoder import EncoderLayer
 
+if __package__:
+    from .unit_support import (
+        PARITY_SIZES,
+        padding_keep,
+        tokens,
+        without_dropout,
+    )
+else:
+    from unit_support import (
+        PARITY_SIZES,
+        padding_keep,
+        tokens,
+        without_dropout,
+    )
 
-SIZES = [(16, 2, 32, 5, 7), (32, 4, 64, 8, 3), (24, 8, 48, 1, 6)]  # d_model, heads, d_ff, T, S
 
-
-def _padding(batch, length, seed):
-    g = torch.Generator().manual_seed(seed)
-    keep = torch.ones(batch, length, dtype=torch.bool)
-    for row in range(batch):
-        n_pad = int(torch.randint(0, length, (1,), generator=g))  # at least one real token
-        if n_pad:
-            keep[row, -n_pad:] = False
-    return keep
-
-
-@pytest.mark.parametrize("d_model,n_heads,d_ff,t,s", SIZES)
+@pytest.mark.parametrize("d_model,n_heads,d_ff,t,s", PARITY_SIZES)
 @pytest.mark.parametrize("norm_first", [False, True])
 def test_decoder_layer_and_stack(d_model, n_heads, d_ff, t, s, norm_first):
     torch.manual_seed(d_model + 1)
@@ -33,7 +33,7 @@ def test_decoder_layer_and_stack(d_model, n_heads, d_ff, t, s, norm_first):
     ours = te.copy_weights_from_torch(te.DecoderLayer(d_model, n_heads, d_ff, norm_first=norm_first), layer)
     layer.eval(), ours.eval()
     x, memory = torch.randn(3, t, d_model), torch.randn(3, s, d_model)
-    src_keep, tgt_keep = _padding(3, s, 1), _padding(3, t, 2)
+    src_keep, tgt_keep = padding_keep(3, s, 1), padding_keep(3, t, 2)
     causal = te.causal_mask(t)
     ref = layer(x, memory, tgt_mask=~causal[0, 0], tgt_key_padding_mask=~tgt_keep, memory_key_padding_mask=~src_keep)
     out = ours(x, memory, src_keep[:, None, None, :], causal & tgt_keep[:, None, None, :])
@@ -47,22 +47,13 @@ def test_decoder_layer_and_stack(d_model, n_heads, d_ff, t, s, norm_first):
     assert (out - ref).abs().max() < 1e-5
 
 
-def _without_dropout(module: torch.nn.Module) -> torch.nn.Module:
-    """A copy of ``module`` with every dropout probability set to 0 (same weights)."""
-    clean = copy.deepcopy(module)
-    for m in clean.modules():
-        if isinstance(m, torch.nn.Dropout):
-            m.p = 0.0
-    return clean
-
-
 @pytest.mark.parametrize("layer_type", [EncoderLayer, DecoderLayer])
 def test_every_sublayer_dropout_fires_in_training_and_none_in_eval(layer_type):
     torch.manual_seed(0)
     layer = layer_type(16, 4, 32, dropout=0.3)
     x = torch.randn(2, 5, 16)
     args = (x,) if layer_type is EncoderLayer else (x, torch.randn(2, 4, 16))
-    clean = _without_dropout(layer).eval()
+    clean = without_dropout(layer).eval()
     reference = clean(*args)
     layer.eval()
     torch.testing.assert_close(layer(*args), reference)
@@ -74,10 +65,6 @@ def test_every_sublayer_dropout_fires_in_training_and_none_in_eval(layer_type):
             m.p = 0.3 if m is only else 0.0
         changed = layer(*args)
         assert not torch.allclose(changed, reference), f"{only} did nothing in training mode"
-
-
-def tokens(batch, length, vocab, seed):
-    return torch.randint(1, vocab, (batch, length), generator=torch.Generator().manual_seed(seed))
 
 
 class CatCache(te.KVCache):

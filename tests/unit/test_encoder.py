@@ -6,28 +6,20 @@ from torch import nn
 
 import transformer_edu as te
 
-
-SIZES = [(16, 2, 32, 5, 7), (32, 4, 64, 8, 3), (24, 8, 48, 1, 6)]  # d_model, heads, d_ff, T, S
-
-
-def _padding(batch, length, seed):
-    g = torch.Generator().manual_seed(seed)
-    keep = torch.ones(batch, length, dtype=torch.bool)
-    for row in range(batch):
-        n_pad = int(torch.randint(0, length, (1,), generator=g))  # at least one real token
-        if n_pad:
-            keep[row, -n_pad:] = False
-    return keep
+if __package__:
+    from .unit_support import PARITY_SIZES, padding_keep
+else:
+    from unit_support import PARITY_SIZES, padding_keep
 
 
-@pytest.mark.parametrize("d_model,n_heads,d_ff,t,s", SIZES)
+@pytest.mark.parametrize("d_model,n_heads,d_ff,t,s", PARITY_SIZES)
 @pytest.mark.parametrize("norm_first", [False, True])
 def test_encoder_layer_and_stack(d_model, n_heads, d_ff, t, s, norm_first):
     torch.manual_seed(d_model)
     layer = nn.TransformerEncoderLayer(d_model, n_heads, d_ff, dropout=0.1, batch_first=True, norm_first=norm_first)
     ours = te.copy_weights_from_torch(te.EncoderLayer(d_model, n_heads, d_ff, norm_first=norm_first), layer)
     layer.eval(), ours.eval()
-    x, keep = torch.randn(3, s, d_model), _padding(3, s, d_model)
+    x, keep = torch.randn(3, s, d_model), padding_keep(3, s, d_model)
     ref = layer(x, src_key_padding_mask=~keep)
     out = ours(x, keep[:, None, None, :])
     real = keep[..., None]

@@ -1,12 +1,15 @@
 """Layer normalisation and the position-wise feed-forward network (Chapter 4)."""
 
-import copy
-
 import torch
 from torch import nn
 
 import transformer_edu as te
 from transformer_edu.layers import PositionwiseFeedForward
+
+if __package__:
+    from .unit_support import without_dropout
+else:
+    from unit_support import without_dropout
 
 
 def test_layer_norm_matches_pytorch():
@@ -32,20 +35,11 @@ def test_feed_forward_is_a_kernel_size_one_convolution():
     assert (ffn(x) - conv).abs().max() < 1e-5
 
 
-def _without_dropout(module: torch.nn.Module) -> torch.nn.Module:
-    """A copy of ``module`` with every dropout probability set to 0 (same weights)."""
-    clean = copy.deepcopy(module)
-    for m in clean.modules():
-        if isinstance(m, torch.nn.Dropout):
-            m.p = 0.0
-    return clean
-
-
 def test_feed_forward_dropout_acts_on_the_hidden_layer_in_training_only():
     torch.manual_seed(0)
     ff = PositionwiseFeedForward(16, 64, dropout=0.5)
     x = torch.randn(2, 5, 16)
-    clean = _without_dropout(ff).eval()
+    clean = without_dropout(ff).eval()
     ff.train()
     torch.manual_seed(1)
     trained = ff(x)

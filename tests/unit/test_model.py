@@ -1,6 +1,5 @@
 """The whole model's properties and the paper's sizes (Chapter 6)."""
 
-import copy
 import math
 
 import pytest
@@ -9,9 +8,10 @@ import torch
 import transformer_edu as te
 from transformer_edu import Transformer, TransformerConfig
 
-
-def tokens(batch, length, vocab, seed):
-    return torch.randint(1, vocab, (batch, length), generator=torch.Generator().manual_seed(seed))
+if __package__:
+    from .unit_support import tokens, without_dropout
+else:
+    from unit_support import tokens, without_dropout
 
 
 @pytest.mark.parametrize("norm_first", [False, True])
@@ -135,20 +135,11 @@ def test_training_step_has_no_nan_and_gradients_everywhere(tiny_model):
         assert p.grad is not None and torch.isfinite(p.grad).all(), name
 
 
-def _without_dropout(module: torch.nn.Module) -> torch.nn.Module:
-    """A copy of ``module`` with every dropout probability set to 0 (same weights)."""
-    clean = copy.deepcopy(module)
-    for m in clean.modules():
-        if isinstance(m, torch.nn.Dropout):
-            m.p = 0.0
-    return clean
-
-
 def test_the_model_in_eval_mode_ignores_its_dropout():
     torch.manual_seed(0)
     model = Transformer(TransformerConfig(11, 13, d_model=16, n_heads=4, d_ff=32, n_layers=2, dropout=0.2))
     src, tgt = torch.randint(4, 11, (3, 7)), torch.randint(4, 13, (3, 5))
-    clean = _without_dropout(model).eval()
+    clean = without_dropout(model).eval()
     model.eval()
     torch.testing.assert_close(model(src, tgt), clean(src, tgt))
     model.train()
