@@ -178,10 +178,7 @@ def _prepare(
     if src_mask is None:
         src_mask = padding_mask(src, config.pad_id)  # (B, 1, 1, S)
     else:
-        _validate.mask("src_mask", src_mask, (src.shape[0], config.n_heads, 1, src.shape[1]))
-        if src_mask.dim() != 4:  # a (B, S) mask would line up B with the queries
-            raise ValueError(f"src_mask must be 4-D (B or 1, 1 or H, 1, S), got shape {tuple(src_mask.shape)}; "
-                             "build it with padding_mask(src, pad_id)")
+        _validate.attention_mask("src_mask", src_mask, src.shape[0], config.n_heads, 1, src.shape[1])
         src_mask = src_mask.expand(src.shape[0], -1, -1, -1)  # (B, 1 or H, 1, S)
     return src_mask, pad_id, sorted(never)
 
