@@ -432,7 +432,8 @@ def live_step(page, area, action, expected_state, what: str) -> str:
     action()
     page.wait_for_function(
         f"([area, before]) => {{ const now = ({LIVE_SNAPSHOT_JS})(area);"
-        " return now[0] !== before[0] && now[1] !== '' && now[1] !== before[1]; }",
+        # the printed lines arrive after the image: wait for both, not for a cleared output
+        " return now[0] !== before[0] && now[0].trim() !== '' && now[1] !== '' && now[1] !== before[1]; }",
         arg=[handle, before],
         timeout=REDRAW_TIMEOUT_MS,
     )
