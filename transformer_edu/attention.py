@@ -86,7 +86,15 @@ class MultiHeadAttention(nn.Module):
         d_model: width D of the inputs and outputs.
         n_heads: number of heads H; must divide ``d_model``.
         dropout: dropout probability on the attention weights.
-        bias: whether the four projections have biases.
+        bias: whether the four projections have biases. The key projection's
+            bias is kept at zero and not trained (``requires_grad=False``): it
+            adds q · b_K to every score of a query, the same for all keys, and
+            softmax ignores such a shift, so its gradient is exactly zero. In
+            float arithmetic the gradient is rounding noise instead, which
+            Adam, dividing by the gradient's own size, turns into full-size
+            steps in random directions (Chapter 9 measures it). It is there so
+            that the weights of ``nn.MultiheadAttention``, which has it, load
+            unchanged (Chapter 2).
 
     Shape:
         - query: (B, Lq, D)
@@ -116,6 +124,9 @@ class MultiHeadAttention(nn.Module):
         self.w_k = nn.Linear(d_model, d_model, bias=bias)
         self.w_v = nn.Linear(d_model, d_model, bias=bias)
         self.w_o = nn.Linear(d_model, d_model, bias=bias)
+        if bias:  # softmax ignores the shift q · b_K: the key bias changes nothing, so it is not trained
+            nn.init.zeros_(self.w_k.bias)
+            self.w_k.bias.requires_grad_(False)
         self.dropout = nn.Dropout(_validate.probability("dropout", dropout))
         self._recorder: tuple[dict[str, Tensor], str] | None = None
         self._frozen: dict[int, tuple[Tensor, Tensor | None]] | None = None  # see stacked_projections

@@ -25,6 +25,7 @@ from torch import Tensor, nn
 from tqdm.auto import tqdm
 
 from . import _validate
+from .distributed import World, my_parts
 
 __all__ = [
     "LabelSmoothingLoss",
@@ -311,6 +312,10 @@ def fit(
     on_epoch_end: Callable[[int, dict[str, list]], bool | None] | None = None,
     progress: bool = True,
     amp: str | None = None,
+    max_steps: int | None = None,
+    start_batch: int = 0,
+    accumulate: int = 1,
+    world: World | None = None,
 ) -> dict[str, list]:
     """Train with teacher forcing for epochs ``start_epoch … epochs − 1``.
 
@@ -352,24 +357,59 @@ def fit(
             lowers its scale) and does not advance the scheduler. Validation
             runs under the same autocast. The weights and Adam's moments stay
             float32 either way.
+        max_steps: stop after this many batches in all (counting those of
+            earlier calls, ``history["step"]``), even in the middle of an
+            epoch; that last, partial epoch gets a record and an
+            ``on_epoch_end`` call like a whole one. ``None``: no limit.
+        start_batch: batches of epoch ``start_epoch`` already done (to resume
+            in the middle of an epoch; those first batches are skipped). If
+            ``history`` ends with the record of that partial epoch (a run
+            stopped by ``max_steps``), the record is taken back and the
+            epoch's record, when it ends, counts its batches too.
+        accumulate: run each batch in this many micro-batches, adding up
+            their gradients before the one update (gradient accumulation:
+            the same update with less memory).
+        world: the :class:`~transformer_edu.distributed.World` of a
+            ``torchrun`` job (Chapter 9): the model is wrapped in
+            ``DistributedDataParallel``, each process runs its share of every
+            batch (:func:`~transformer_edu.distributed.my_parts`) and only
+            rank 0 shows the progress bar. Every part's mean loss is weighted
+            by its share of the batch's target tokens, so that the update is
+            the one of the whole batch, whatever the number of processes and
+            micro-batches. ``None``: one process.
 
     Returns:
         The history, a dict of equally long lists, one entry per epoch:
         ``epoch``, ``train_loss``, ``valid_loss``, ``valid_nll`` (plain
         cross-entropy; ``NaN`` without validation), ``lr`` (after the epoch),
-        ``grad_norm`` (mean norm before clipping), ``tokens_per_s`` and ``seconds``.
-        ``on_epoch_end`` may add lists of its own (e.g. a validation exact match).
+        ``grad_norm`` (mean norm before clipping), ``tokens_per_s``,
+        ``seconds``, ``step`` (batches done in all, by the end of the
+        epoch), ``tokens`` (target tokens trained on) and ``updates`` (those
+        not skipped by fp16). ``on_epoch_end`` may add lists of its own (e.g. a
+        validation exact match).
 
     See Chapter 7.
     """
     _validate.positive_int("epochs", epochs)
+    _validate.positive_int("accumulate", accumulate)
+    if max_steps is not None:
+        _validate.positive_int("max_steps", max_steps)
     _check_amp(amp)
     if isinstance(start_epoch, bool) or not isinstance(start_epoch, int) or not 0 <= start_epoch <= epochs:
         raise ValueError(f"start_epoch must be an int in [0, epochs = {epochs}], got {start_epoch!r}")
+    if isinstance(start_batch, bool) or not isinstance(start_batch, int) or start_batch < 0:
+        raise ValueError(f"start_batch must be an int >= 0, got {start_batch!r}")
+    world = World() if world is None else world
+    if not isinstance(world, World):
+        raise TypeError(f"world must be a transformer_edu.distributed.World or None, got {type(world).__name__}")
     if clip_norm is not None and not clip_norm > 0:
         raise ValueError(f"clip_norm must be positive or None, got {clip_norm!r}")
     keys = ("epoch", "train_loss", "valid_loss", "valid_nll", "lr", "grad_norm", "tokens_per_s", "seconds")
     history = {k: [] for k in keys} if history is None else history
+    resumed = None  # the record of the partial epoch this call goes on with, if any
+    if start_batch > 0 and history.get("epoch") and history["epoch"][-1] == start_epoch + 1:
+        n = len(history["epoch"])
+        resumed = {k: v.pop() for k, v in history.items() if isinstance(v, list) and len(v) == n}
     if not set(keys) <= set(history) or len(history["epoch"]) != start_epoch:
         raise ValueError(
             f"history must be the dict fit returned, with one record per epoch done "
@@ -377,41 +417,60 @@ def fit(
             f"{len(history.get('epoch', []))} records"
         )
     device, pad_id = _device_of(model), model.config.pad_id
+    step = ((history.get("step") or [None])[-1] or 0) + start_batch if history["epoch"] else start_batch
+    if max_steps is not None and step >= max_steps:
+        raise ValueError(f"max_steps = {max_steps} batches are already done (step {step}): nothing to train")
     # Disabled (amp None or "bf16"), the scaler passes everything through: scale(loss) is loss,
     # unscale_ does nothing and step(optimizer) is optimizer.step().
     scaler = torch.amp.GradScaler(device.type, enabled=amp == "fp16")
-    bar = tqdm(total=epochs, initial=start_epoch, unit="epoch", disable=not progress)
+    trainer = _data_parallel(model, world)
+    by_steps = max_steps is not None
+    bar = tqdm(total=max_steps if by_steps else epochs, initial=step if by_steps else start_epoch,
+               unit="step" if by_steps else "epoch", disable=not (progress and world.is_main))
     for epoch in range(start_epoch, epochs):
         model.train()
         start = time.perf_counter()
-        loss_sum, grad_sum, tokens, updates, skipped = 0.0, 0.0, 0, 0, 0
-        for batch in _epoch_batches("train_batches", train_batches, epoch):
+        loss_sum, mine, grad_sum, tokens, updates, skipped = 0.0, 0, 0.0, 0, 0, 0
+        earlier = {"loss_sum": 0.0, "tokens": 0, "grad_sum": 0.0, "updates": 0, "seconds": 0.0}
+        if resumed is not None and epoch == start_epoch and "tokens" in resumed:  # the batches before the resume
+            earlier = {"loss_sum": resumed["train_loss"] * resumed["tokens"], "tokens": resumed["tokens"],
+                       "grad_sum": resumed["grad_norm"] * resumed["updates"] if clip_norm is not None else 0.0,
+                       "updates": resumed["updates"], "seconds": resumed["seconds"]}
+        for index, batch in enumerate(_epoch_batches("train_batches", train_batches, epoch)):
+            if epoch == start_epoch and index < start_batch:
+                continue  # done before the checkpoint this run resumed from
             batch = batch.to(device)
-            with autocast(device, amp):
-                logits = model(batch.src, batch.tgt_in)  # (B, T, V)
-                loss = loss_fn(logits, batch.tgt_out)
             optimizer.zero_grad(set_to_none=True)
-            scaler.scale(loss).backward()
+            part_loss, part_tokens = _accumulate_gradients(trainer, batch, loss_fn, scaler, world, accumulate, amp)
             scaler.unscale_(optimizer)  # true gradients, so clipping sees their real norm
             norm = nn.utils.clip_grad_norm_(model.parameters(), clip_norm) if clip_norm is not None else None
             scale = scaler.get_scale() if scaler.is_enabled() else None
             scaler.step(optimizer)
             scaler.update()
+            step += 1
+            if by_steps:
+                bar.update()
             if scale is not None and scaler.get_scale() < scale:  # fp16 overflow: this update was skipped
                 skipped += 1
-                continue
-            if norm is not None:
-                grad_sum += float(norm)
-            if scheduler is not None:
-                scheduler.step()
-            n = int((batch.tgt_out != pad_id).sum())
-            loss_sum, tokens, updates = loss_sum + loss.item() * n, tokens + n, updates + 1
-            bar.set_postfix(loss=f"{loss.item():.3f}", refresh=False)
+            else:
+                if norm is not None:
+                    grad_sum += float(norm)
+                if scheduler is not None:
+                    scheduler.step()
+                loss_sum, mine = loss_sum + part_loss, mine + part_tokens
+                tokens, updates = tokens + int((batch.tgt_out != pad_id).sum()), updates + 1
+                bar.set_postfix(loss=f"{part_loss / max(part_tokens, 1):.3f}", refresh=False)
+            if by_steps and step >= max_steps:
+                break
+        if world.distributed:  # the epoch's loss over every process's share
+            loss_sum, mine = world.all_reduce_sum([loss_sum, mine])
+        loss_sum, mine, tokens = loss_sum + earlier["loss_sum"], mine + earlier["tokens"], tokens + earlier["tokens"]
+        grad_sum, updates = grad_sum + earlier["grad_sum"], updates + earlier["updates"]
         if updates == 0:
             if skipped:
                 raise FloatingPointError(f"every one of the {skipped} updates of epoch {epoch} overflowed in float16")
             raise ValueError(f"train_batches gave no batches in epoch {epoch}")
-        seconds = time.perf_counter() - start
+        seconds = time.perf_counter() - start + earlier["seconds"]
         valid = (
             evaluate(model, _epoch_batches("valid_batches", valid_batches, epoch), loss_fn, amp=amp)
             if valid_batches is not None
@@ -419,28 +478,80 @@ def fit(
         )
         record = {
             "epoch": epoch + 1,
-            "train_loss": loss_sum / tokens,
+            "train_loss": loss_sum / mine,
             "valid_loss": valid["loss"],
             "valid_nll": valid["nll"],
             "lr": optimizer.param_groups[0]["lr"],
             "grad_norm": grad_sum / updates if clip_norm is not None else float("nan"),
             "tokens_per_s": tokens / seconds,
             "seconds": seconds,
+            "step": step,
+            "tokens": tokens,
+            "updates": updates,
         }
+        for key in ("step", "tokens", "updates"):  # a history from before these were recorded
+            history.setdefault(key, [None] * len(history["epoch"]))
         for key, value in record.items():
             history[key].append(value)
         postfix = {"train": f"{record['train_loss']:.3f}", "valid": f"{record['valid_loss']:.3f}"}
         bar.set_postfix(postfix)
-        bar.update()
-        if on_epoch_end is not None and on_epoch_end(epoch + 1, history):
-            if epoch + 1 < epochs:  # stopped early: end the bar full, or Jupyter draws it red like a crash
-                bar.total = epoch + 1
+        if not by_steps:
+            bar.update()
+        stop = on_epoch_end is not None and on_epoch_end(epoch + 1, history)
+        if world.broadcast(bool(stop)):  # rank 0 decides, so that no process waits for the others forever
+            done = step if by_steps else epoch + 1
+            if done < bar.total:  # stopped early: end the bar full, or Jupyter draws it red like a crash
+                bar.total = done
                 if hasattr(bar, "container"):  # tqdm.notebook keeps the maximum in its widget too
-                    bar.container.children[1].max = epoch + 1
+                    bar.container.children[1].max = done
                 bar.set_postfix({**postfix, "stopped": f"early, {epochs} planned"})
+            break
+        if by_steps and step >= max_steps:
             break
     bar.close()
     return history
+
+
+def _data_parallel(model: nn.Module, world: World) -> nn.Module:
+    """``model`` wrapped in ``DistributedDataParallel`` for a job of several processes, else itself."""
+    if not world.distributed:
+        return model
+    device = _device_of(model)
+    return nn.parallel.DistributedDataParallel(model, device_ids=[device.index] if device.type == "cuda" else None)
+
+
+def _accumulate_gradients(trainer: nn.Module, batch, loss_fn: nn.Module, scaler: torch.amp.GradScaler,
+                          world: World, accumulate: int, amp: str | None) -> tuple[float, int]:
+    """Forward and backward passes over this process's share of ``batch``; returns the sum of its
+    losses per target token and its number of target tokens.
+
+    Each part's mean loss is weighted by ``tokens in the part / tokens in the batch``, times the
+    number of processes, which DDP's all-reduce divides by again: the gradients add up to those of
+    the mean loss over the whole batch. Gradients are exchanged once, after the last part.
+    """
+    parts = my_parts(batch, world, accumulate)
+    total = int((batch.tgt_out != _config_of(trainer).pad_id).sum())
+    device = batch.src.device
+    loss_sum, mine = 0.0, 0
+    for i, part in enumerate(parts):
+        last = i == len(parts) - 1
+        sync = nullcontext() if last or not world.distributed else trainer.no_sync()
+        with sync:
+            with autocast(device, amp):
+                if part is None:  # no row for this part: a zero loss still joins the all-reduce
+                    loss = sum(p.sum() for p in trainer.parameters()) * 0.0
+                else:
+                    loss = loss_fn(trainer(part.src, part.tgt_in), part.tgt_out)  # mean over the part's tokens
+            weight = (part.n_tokens if part is not None else 0) / total * world.size
+            scaler.scale(loss * weight).backward()
+        if part is not None:
+            loss_sum, mine = loss_sum + float(loss.detach()) * part.n_tokens, mine + part.n_tokens
+    return loss_sum, mine
+
+
+def _config_of(trainer: nn.Module):
+    """The model's config, through a ``DistributedDataParallel`` wrapper too."""
+    return getattr(trainer, "module", trainer).config
 
 
 class BestWeights:
@@ -492,6 +603,14 @@ class BestWeights:
         self.model.load_state_dict(self._state)
         return self.epoch
 
+    def state_dict(self) -> dict:
+        """What it remembers, as plain values and tensors (for a checkpoint, to resume training)."""
+        return {"best": self.best, "epoch": self.epoch, "weights": self._state}
+
+    def load_state_dict(self, state: dict) -> None:
+        """Remember what :meth:`state_dict` returned."""
+        self.best, self.epoch, self._state = state["best"], state["epoch"], state["weights"]
+
 
 class AveragedWeights:
     """The average of the weights of the last ``last`` epochs: the paper's checkpoint averaging.
@@ -539,6 +658,16 @@ class AveragedWeights:
         latest = self._states[-1]
         return {k: torch.stack([s[k] for s in self._states]).mean(dim=0) if v.is_floating_point() else v.clone()
                 for k, v in latest.items()}
+
+    def state_dict(self) -> dict:
+        """The remembered weights, oldest first (for a checkpoint, to resume training)."""
+        return {"last": self.last, "weights": list(self._states)}
+
+    def load_state_dict(self, state: dict) -> None:
+        """Remember the weights :meth:`state_dict` returned."""
+        if state["last"] != self.last:
+            raise ValueError(f"the state averages the last {state['last']} epochs, this one the last {self.last}")
+        self._states = deque(state["weights"], maxlen=self.last)
 
     @contextmanager
     def applied(self) -> Iterator[dict[str, Tensor]]:

@@ -208,3 +208,28 @@ def test_misspelled_and_polite_words_get_the_rule_not_a_guess(ko_translator):
     message = str(error.value)
     assert "'너가' (write '네가': 너 with 가 is spelled 네가)" in message
     assert "'먹었어요' is polite speech (-요)" in message and "write '먹었다'" in message
+
+
+def test_a_subword_translator_saves_loads_and_refuses_mismatches(tmp_path, tiny_model):
+    """Chapter 9: both tokenizers are stored in the checkpoint; a vocabulary that is not the
+    tokenizer's, or a tokenizer of the wrong kind, is refused; the live page cannot run it."""
+    from transformer_edu.data import SubwordTokenizer, Vocab
+    from transformer_edu.translation.export import tokenizer_json
+    from transformer_edu.translation.translator import Translator
+
+    tokenizer = SubwordTokenizer.train(["고양이가 생선을 먹었다", "the cat ate the fish"] * 20, 300)
+    vocab = tokenizer.vocab()
+    model = tiny_model(src_vocab_size=len(vocab), tgt_vocab_size=len(vocab))
+    translator = Translator(model, vocab, vocab, tokenizer, tokenizer)
+    output = translator.translate("강아지가 라면을 먹었다", beam_size=1, max_len=5)
+    assert isinstance(output, str) and "▁" not in output  # pieces joined back into text
+    translator.save(tmp_path / "ckpt.pt")
+    loaded = Translator.load(tmp_path / "ckpt.pt")
+    assert loaded.src_tokenizer == tokenizer == loaded.tgt_tokenizer
+    assert loaded.translate("강아지가 라면을 먹었다", beam_size=1, max_len=5) == output
+    with pytest.raises(ValueError, match="src_vocab is not the vocabulary of src_tokenizer"):
+        Translator(model, Vocab(vocab.itos[5:] + vocab.itos[4:5]), vocab, tokenizer, tokenizer)
+    with pytest.raises(TypeError, match="tgt_tokenizer must be a SubwordTokenizer or None"):
+        Translator(model, vocab, vocab, tokenizer, "words")
+    with pytest.raises(ValueError, match="cannot be exported"):
+        tokenizer_json(translator)

@@ -185,3 +185,22 @@ def test_attention_dropout_fires_on_both_paths(need_weights):
     assert (mean - expected).abs().mean() < 0.25 * (outputs[0] - expected).abs().mean()
     mha.eval()
     torch.testing.assert_close(mha(x, x, x, need_weights=need_weights)[0], expected)
+
+
+def test_the_key_bias_changes_nothing_so_it_is_zero_and_not_trained():
+    """Softmax ignores the shift q · b_K that the key bias adds to all the scores of a query."""
+    from transformer_edu import MultiHeadAttention
+
+    torch.manual_seed(0)
+    mha = MultiHeadAttention(16, 4)
+    assert not mha.w_k.bias.requires_grad and (mha.w_k.bias == 0).all()
+    x, memory = torch.randn(2, 5, 16), torch.randn(2, 7, 16)
+    before = mha(x, memory, memory)[0]
+    with torch.no_grad():
+        mha.w_k.bias.normal_()  # any key bias at all: the same output
+        mha.w_q.bias.normal_()
+    shifted = mha(x, memory, memory)[0]
+    with torch.no_grad():
+        mha.w_k.bias.zero_()
+    torch.testing.assert_close(shifted, mha(x, memory, memory)[0], atol=1e-5, rtol=1e-5)
+    assert not torch.allclose(before, shifted)  # the query bias, unlike the key bias, does change it

@@ -702,3 +702,34 @@ def test_sense_words_name_each_clauses_sense_in_order():
         assert len(senses) == 2 and senses[0] != senses[1], english
     with pytest.raises(TypeError, match="english must be a str"):
         sense_words(None)
+
+
+def test_read_tsv_corpus_keeps_the_good_lines_and_names_the_bad(tmp_path):
+    from transformer_edu.data import read_tsv_corpus
+
+    path = tmp_path / "corpus.tsv"
+    path.write_text("고양이가 생선을 먹었다\tthe cat ate the fish\nno tab\n\n\tempty source\n"
+                    "empty target\t \nlong\t" + "x" * 21 + "\n나는 간다\tI go\n", encoding="utf-8")
+    corpus = read_tsv_corpus(path, max_chars=20)
+    assert corpus.pairs == [("고양이가 생선을 먹었다", "the cat ate the fish"), ("나는 간다", "I go")]
+    assert corpus.lines == [1, 7]
+    assert corpus.skipped == [(2, "1 column(s), expected 2 separated by tabs"), (4, "empty source"),
+                              (5, "empty target"), (6, "over 20 characters")]
+    assert corpus.report(most=2).endswith("4 of 6 lines skipped (line 2: 1 column(s), expected 2 separated by "
+                                          "tabs; line 4: empty source; and 2 more)")
+    assert len(read_tsv_corpus(path, max_chars=1000).pairs) == 3  # the long line fits now
+
+
+def test_read_tsv_corpus_errors(tmp_path):
+    from transformer_edu.data import read_tsv_corpus
+
+    with pytest.raises(FileNotFoundError, match="missing.tsv"):
+        read_tsv_corpus(tmp_path / "missing.tsv")
+    (tmp_path / "bad.tsv").write_text("no tab\n\tx\n", encoding="utf-8")
+    with pytest.raises(ValueError, match=r"holds no usable source<TAB>target line \(line 1: 1 column"):
+        read_tsv_corpus(tmp_path / "bad.tsv")
+    (tmp_path / "empty.tsv").write_text("\n\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="the file is empty"):
+        read_tsv_corpus(tmp_path / "empty.tsv")
+    with pytest.raises(ValueError, match="max_chars=0"):
+        read_tsv_corpus(tmp_path / "bad.tsv", max_chars=0)

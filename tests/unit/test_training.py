@@ -425,3 +425,92 @@ def test_averaged_weights_are_the_mean_of_the_last_epochs():
         AveragedWeights(model).average()
     with pytest.raises(ValueError, match="last must be"):
         AveragedWeights(model, last=0)
+
+
+# --------------------------------------------------------------------------
+# Steps, gradient accumulation and resuming mid-epoch (Chapter 9)
+# --------------------------------------------------------------------------
+
+
+def weights_differ(a, b):
+    return max(float((a.state_dict()[k] - b.state_dict()[k]).abs().max()) for k in a.state_dict())
+
+
+def run_without_dropout(epochs, **kwargs):
+    model, optimizer, scheduler, loss_fn = setup(dropout=0.0)
+    history = fit(model, train_batches, VALID, epochs=epochs, optimizer=optimizer, scheduler=scheduler,
+                  loss_fn=loss_fn, progress=False, **kwargs)
+    return model, optimizer, scheduler, history
+
+
+@pytest.mark.parametrize("accumulate", [2, 3, 40])
+def test_accumulating_micro_batches_gives_the_update_of_the_whole_batch(accumulate):
+    """Each micro-batch's mean loss is weighted by its share of the batch's tokens (40 > 32 rows: some
+    micro-batches are empty and only add zeros)."""
+    whole, _, _, history = run_without_dropout(1, max_steps=6)
+    parts, _, _, history_parts = run_without_dropout(1, max_steps=6, accumulate=accumulate)
+    assert weights_differ(whole, parts) < 1e-5
+    assert history_parts["train_loss"] == pytest.approx(history["train_loss"], rel=1e-6)
+    assert history_parts["tokens"] == history["tokens"]
+
+
+def test_unweighted_micro_batches_would_not_give_the_same_update():
+    """The baseline the weighting is needed against: the plain mean of the micro-batches' mean losses."""
+    whole, _, _, _ = run_without_dropout(1, max_steps=6)
+    model, optimizer, scheduler, loss_fn = setup(dropout=0.0)
+    for batch in list(train_batches(0))[:6]:
+        optimizer.zero_grad()
+        parts = [p for p in batch.split(3) if p is not None]
+        for part in parts:
+            (loss_fn(model(part.src, part.tgt_in), part.tgt_out) / len(parts)).backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.step()
+        scheduler.step()
+    assert weights_differ(whole, model) > 1e-4
+
+
+def test_max_steps_stops_mid_epoch_and_records_the_partial_epoch():
+    calls = []
+    _, _, scheduler, history = run_without_dropout(5, max_steps=11, on_epoch_end=lambda e, h: calls.append(e))
+    assert scheduler.last_epoch == 11 and history["step"] == [8, 11] and history["epoch"] == [1, 2]
+    assert calls == [1, 2] and history["updates"] == [8, 3]
+
+
+def test_resuming_mid_epoch_continues_exactly():
+    straight, _, _, history = run_without_dropout(3, max_steps=20)
+    model, optimizer, scheduler, first = run_without_dropout(3, max_steps=11)
+    state = {k: list(v) for k, v in first.items()}
+    fit(model, train_batches, VALID, epochs=3, optimizer=optimizer, scheduler=scheduler,
+        loss_fn=LabelSmoothingLoss(len(TGT_VOCAB), 0.1), progress=False, max_steps=20, start_epoch=1,
+        start_batch=3, history=state)
+    assert weights_differ(straight, model) == 0.0
+    assert state["step"] == history["step"] == [8, 16, 20]
+    assert state["train_loss"] == pytest.approx(history["train_loss"], rel=1e-12)  # epoch 2 counts all 8 batches
+
+
+def test_fit_names_bad_step_arguments():
+    model, optimizer, scheduler, loss_fn = setup()
+    for kwargs, message in (({"max_steps": 0}, "max_steps"), ({"accumulate": 0}, "accumulate"),
+                            ({"start_batch": -1}, "start_batch"), ({"world": 2}, "world must be")):
+        with pytest.raises((ValueError, TypeError), match=message):
+            fit(model, train_batches, epochs=1, optimizer=optimizer, loss_fn=loss_fn, progress=False, **kwargs)
+
+
+def test_train_task_resumes_across_epochs_with_its_averages(tmp_path):
+    """A run stopped after 12 steps (an epoch and a half of the shortened copy task) and resumed
+    to 40 equals the run of 40 straight: weights, averaged weights, history."""
+    from dataclasses import replace
+
+    from transformer_edu.recipes import RECIPES, train_task
+
+    recipe = replace(RECIPES["copy"], average_last=3, batch_size=512, d_model=32, d_ff=64, n_layers=1)
+    quiet = dict(recipe=recipe, progress=False, log=lambda message: None)
+    straight, metrics = train_task("copy", max_steps=40, out=tmp_path / "a", **quiet)
+    train_task("copy", max_steps=12, out=tmp_path / "b", **quiet)
+    resumed, again = train_task("copy", max_steps=40, resume=tmp_path / "b" / "checkpoint.pt", out=tmp_path / "b",
+                                **quiet)
+    assert weights_differ(straight.model, resumed.model) == 0.0
+    for key in ("train_loss", "valid_exact_match", "step", "tokens"):
+        assert again["history"][key] == pytest.approx(metrics["history"][key], rel=1e-12), key
+    stored = load_checkpoint(tmp_path / "b")["extra"]["resume"]
+    assert len(stored["averaged"]["weights"]) == min(3, metrics["epochs_run"] - 1)

@@ -33,7 +33,8 @@ The modules, in the order Chapter 7 uses them:
 * :mod:`~transformer_edu.data.translation_task`: the translation task's splits;
 * :mod:`~transformer_edu.data.vocab`: :class:`Vocab`;
 * :mod:`~transformer_edu.data.batching`: padded batches;
-* :mod:`~transformer_edu.data.tsv`: your own sentence pairs.
+* :mod:`~transformer_edu.data.tsv`: your own sentence pairs;
+* :mod:`~transformer_edu.data.subword`: a learned subword vocabulary (Chapter 9).
 
 Everything public is importable from ``transformer_edu.data`` itself.
 
@@ -89,7 +90,8 @@ from .translation_task import (
     sense_words,
     toy_translation_splits,
 )
-from .tsv import load_tsv_pairs
+from .subword import SubwordTokenizer, tokenizer_from_dict
+from .tsv import TsvCorpus, load_tsv_pairs, read_tsv_corpus
 from .vocab import Vocab
 
 __all__ = [
@@ -112,8 +114,10 @@ __all__ = [
     "Pair",
     "Place",
     "Sentence",
+    "SubwordTokenizer",
     "Thing",
     "TimeAdverbial",
+    "TsvCorpus",
     "Triple",
     "Verb",
     "Vocab",
@@ -127,6 +131,8 @@ __all__ = [
     "held_out_compositions",
     "korean_tokenizer_spec",
     "load_tsv_pairs",
+    "read_tsv_corpus",
+    "tokenizer_from_dict",
     "make_batches",
     "pad_batch",
     "parse_sentence",

@@ -49,6 +49,34 @@ class Batch:
     def to(self, device: torch.device | str) -> Batch:
         return Batch(self.src.to(device), self.tgt_in.to(device), self.tgt_out.to(device), self.n_tokens)
 
+    def __len__(self) -> int:
+        return self.src.shape[0]
+
+    def split(self, parts: int) -> list[Batch | None]:
+        """Deal the rows out into ``parts`` smaller batches, as cards: part ``p`` gets rows ``p, p + parts, …``.
+
+        Data-parallel training gives each process one part of every batch, and
+        gradient accumulation runs a process's part in several steps
+        (Chapter 9). Each part is cut to its own longest sentences, so it
+        carries no column of padding only. A part that gets no row (a batch
+        of fewer than ``parts`` rows) is ``None``.
+        """
+        if isinstance(parts, bool) or not isinstance(parts, int) or parts < 1:
+            raise ValueError(f"Batch.split: parts={parts!r}; expected an integer >= 1")
+        pieces: list[Batch | None] = []
+        for part in range(parts):
+            if part >= len(self):
+                pieces.append(None)
+                continue
+            rows = torch.arange(part, len(self), parts)
+            src, tgt_in, tgt_out = self.src[rows], self.tgt_in[rows], self.tgt_out[rows]  # (b, S), (b, T), (b, T)
+            pad = Vocab.pad_id  # padding is on the right (pad_batch)
+            s_len = int((src != pad).sum(dim=1).max())
+            t_len = int((tgt_out != pad).sum(dim=1).max())
+            pieces.append(Batch(src[:, :s_len], tgt_in[:, :t_len], tgt_out[:, :t_len],  # (b, s), (b, t), (b, t)
+                                int((tgt_out != pad).sum())))
+        return pieces
+
 
 def make_batches(pairs: Sequence[Pair], src_vocab: Vocab, tgt_vocab: Vocab, batch_size: int, *,
                  shuffle: bool = False, seed: int = 0, sort_by_length: bool = False,

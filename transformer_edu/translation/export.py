@@ -210,6 +210,9 @@ def tokenizer_json(translator: Translator) -> dict:
     """
     _check_translator(translator)
     tokenizer = getattr(translator, "src_tokenizer", None)
+    if isinstance(tokenizer, data.SubwordTokenizer) or getattr(translator, "tgt_tokenizer", None) is not None:
+        raise ValueError("tokenizer_json: the live page tokenizes with a word table or on whitespace; a "
+                         "translator with a SubwordTokenizer (Chapter 9) cannot be exported to it")
     if tokenizer is None:
         return {"kind": "whitespace", "normalize": None, "whitespace": _python_whitespace()}
     return {"kind": "table", "normalize": "NFC", "whitespace": _python_whitespace(), **tokenizer.to_dict()}

@@ -20,9 +20,11 @@ from ..checkpoint import load_checkpoint, load_model, save_checkpoint
 from ..data import (
     KOREAN_TOKENIZER,
     KoreanTokenizer,
+    SubwordTokenizer,
     Vocab,
     grammar_problem,
     pad_batch,
+    tokenizer_from_dict,
     word_hint,
 )
 from ..decoding import beam_search, greedy_decode
@@ -54,7 +56,7 @@ class Translator:
     Sentences are split into tokens (on whitespace, or by ``src_tokenizer``),
     encoded with ``src_vocab`` (EOS appended, as in training), decoded in
     batches by beam search (or greedy decoding for ``beam_size=1``) and
-    turned back into text with ``tgt_vocab``.
+    turned back into text with ``tgt_vocab`` (and ``tgt_tokenizer``).
 
     Args:
         model: the trained model; it is used in eval mode.
@@ -62,13 +64,19 @@ class Translator:
         src_tokenizer: splits written source text into the tokens of ``src_vocab``,
             e.g. :data:`~transformer_edu.data.tokenizer.KOREAN_TOKENIZER`, which splits
             the particles off (고양이가 → 고양이 가), so that learners type
-            ordinary Korean; ``None`` splits on whitespace only.
+            ordinary Korean, or a :class:`~transformer_edu.data.subword.SubwordTokenizer`
+            (Chapter 9), which writes any text with known pieces; ``None`` splits on
+            whitespace only.
+        tgt_tokenizer: joins the target tokens back into text, e.g. a
+            ``SubwordTokenizer`` (``▁the ▁c at`` → ``the cat``); ``None`` joins
+            them with spaces.
 
-    See Chapter 8.
+    See Chapters 8 and 9.
     """
 
     def __init__(self, model: Transformer, src_vocab: Vocab, tgt_vocab: Vocab,
-                 src_tokenizer: KoreanTokenizer | None = None) -> None:
+                 src_tokenizer: KoreanTokenizer | SubwordTokenizer | None = None,
+                 tgt_tokenizer: SubwordTokenizer | None = None) -> None:
         if not isinstance(model, Transformer):
             raise TypeError(f"model must be a Transformer, got {type(model).__name__}")
         for name, vocab, size in (("src_vocab", src_vocab, model.config.src_vocab_size),
@@ -81,12 +89,20 @@ class Translator:
             raise ValueError(
                 f"the model's pad_id = {model.config.pad_id} differs from Vocab.pad_id = {Vocab.pad_id}"
             )
-        if src_tokenizer is not None and not isinstance(src_tokenizer, KoreanTokenizer):
-            raise TypeError(f"src_tokenizer must be a KoreanTokenizer or None, got {type(src_tokenizer).__name__}")
+        if src_tokenizer is not None and not isinstance(src_tokenizer, (KoreanTokenizer, SubwordTokenizer)):
+            raise TypeError(f"src_tokenizer must be a KoreanTokenizer, a SubwordTokenizer or None, "
+                            f"got {type(src_tokenizer).__name__}")
+        if tgt_tokenizer is not None and not isinstance(tgt_tokenizer, SubwordTokenizer):
+            raise TypeError(f"tgt_tokenizer must be a SubwordTokenizer or None, got {type(tgt_tokenizer).__name__}")
+        for name, tokenizer, vocab in (("src", src_tokenizer, src_vocab), ("tgt", tgt_tokenizer, tgt_vocab)):
+            if isinstance(tokenizer, SubwordTokenizer) and tokenizer.vocab() != vocab:
+                raise ValueError(f"{name}_vocab is not the vocabulary of {name}_tokenizer; "
+                                 f"build it with {name}_tokenizer.vocab()")
         self.model = model.eval()
         self.src_vocab = src_vocab
         self.tgt_vocab = tgt_vocab
         self.src_tokenizer = src_tokenizer
+        self.tgt_tokenizer = tgt_tokenizer
 
     @classmethod
     def load(cls, path: str | os.PathLike, *, device: str | torch.device = "cpu") -> Translator:
@@ -103,17 +119,21 @@ class Translator:
                 f"the checkpoint at {str(path)!r} holds no vocabularies (extra has {sorted(extra)}); "
                 "save it with Translator.save or save_checkpoint(..., extra={'src_vocab': v.to_dict(), ...})"
             )
-        tokenizer = extra.get("src_tokenizer")
         return cls(load_model(checkpoint, map_location=device),
                    Vocab.from_dict(extra["src_vocab"]), Vocab.from_dict(extra["tgt_vocab"]),
-                   KoreanTokenizer.from_dict(tokenizer) if tokenizer is not None else None)
+                   tokenizer_from_dict(extra.get("src_tokenizer")), tokenizer_from_dict(extra.get("tgt_tokenizer")))
 
     def save(self, path: str | os.PathLike, *, extra: dict | None = None) -> os.PathLike:
-        """Save the model, both vocabularies and the source tokenizer to a checkpoint :meth:`load` can read."""
+        """Save the model, both vocabularies and the tokenizers to a checkpoint :meth:`load` can read."""
+        return save_checkpoint(path, self.model, extra={**(extra or {}), **self.vocabularies()})
+
+    def vocabularies(self) -> dict:
+        """The vocabularies and tokenizers as plain data, the way a checkpoint's ``extra`` holds them."""
         vocabs = {"src_vocab": self.src_vocab.to_dict(), "tgt_vocab": self.tgt_vocab.to_dict()}
-        if self.src_tokenizer is not None:
-            vocabs["src_tokenizer"] = self.src_tokenizer.to_dict()
-        return save_checkpoint(path, self.model, extra={**(extra or {}), **vocabs})
+        for name in ("src_tokenizer", "tgt_tokenizer"):
+            if getattr(self, name) is not None:
+                vocabs[name] = getattr(self, name).to_dict()
+        return vocabs
 
     def source_tokens(self, sentence: str) -> list[str]:
         """The tokens the model reads for ``sentence`` (before EOS): ``"고양이가 …"`` → ``["고양이", "가", …]``."""
@@ -142,7 +162,7 @@ class Translator:
 
     def _known_words(self) -> list[str]:
         """What a user may type: written words whose tokens are all known, and the other tokens."""
-        if self.src_tokenizer is None:
+        if not isinstance(self.src_tokenizer, KoreanTokenizer):
             return [t for t in self.src_vocab.itos if t not in Vocab.SPECIALS]
         tokenizer = self.src_tokenizer
         written = [w for w, tokens in tokenizer.splits.items() if all(t in self.src_vocab for t in tokens)]
@@ -151,6 +171,8 @@ class Translator:
 
     def check_words(self, sentence: str) -> None:
         """Raise :class:`UnknownWordsError` naming the unknown words (as written) and similar known ones."""
+        if isinstance(self.src_tokenizer, SubwordTokenizer):
+            return  # any text is written with known pieces (byte fallback)
         if self.src_tokenizer is None:
             unknown = self.src_vocab.unknown_tokens(sentence)
         else:
@@ -254,7 +276,8 @@ class Translator:
                 tokens = greedy_decode(self.model, src, **ids)  # (B, L)
             else:
                 tokens, _ = beam_search(self.model, src, beam_size=beam_size, length_penalty=length_penalty, **ids)
-            outputs.extend(self.tgt_vocab.decode(row) for row in tokens.cpu())
+            decoded = (self.tgt_vocab.decode(row) for row in tokens.cpu())
+            outputs.extend(self.tgt_tokenizer.detokenize(text) if self.tgt_tokenizer else text for text in decoded)
         return outputs[0] if single else outputs
 
     def __repr__(self) -> str:
