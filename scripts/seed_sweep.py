@@ -406,7 +406,7 @@ def reverse_task(seed: int) -> tuple[dict, dict]:
     )
     torch.manual_seed(seed)
     rev_model = te.Transformer(rev_config).to(DEVICE)
-    optimizer = torch.optim.Adam(rev_model.parameters(), lr=3e-3)
+    optimizer = torch.optim.Adam(rev_model.parameters(), lr=2e-3)
     rev_losses = []
     for epoch in range(12):
         rev_model.train()

@@ -14,18 +14,20 @@ Module                 What it holds                                            
 ``decoder``            the decoder layer and stack; the key/value cache            6, 8
 ``model``              the whole Transformer and its configuration                 6
 ``interop``            copying weights from PyTorch's own modules                  4-6
-``data``               toy tasks, the Korean grammar, vocabulary, batches          7
+``data``               toy tasks, the Korean grammar, vocabulary, batches;         7, 9
+                       your own corpus, the learned subword vocabulary
 ``training``           label smoothing, the learning-rate schedule, ``fit``        7
-``recipes``            the book's training recipes, ``train_task``                 7
+``recipes``            the book's training recipes, ``train_task``                 7, 9
 ``checkpoint``         saving and loading models                                   7
 ``metrics``            exact match and BLEU                                        7
 ``seeds``              the seeds a chapter runs under                              7
 ``decoding``           greedy decoding, beam search, sampling                      8
 ``translation``        the Translator, the shipped model, its ONNX export          8
 ``profiling``          where a decoding step's time goes                           8
+``distributed``        data-parallel training under ``torchrun``                   9
 ``checks``             checks of your own implementations, with a diagnosis        1-4
 ``figures``            the book's plots, explorers and live playgrounds            all
-``cli``                the command lines (``python -m transformer_edu.cli.train``)  7, 8
+``cli``                the command lines (``python -m transformer_edu.cli.train``)  7-9
 =====================  ==========================================================  =======
 
 Argument checks sit at the public entry points (helpers in ``_validate``);

@@ -268,6 +268,11 @@ class Transformer(nn.Module):
         return _validate.token_ids(name, tokens, vocab_size, self.config.max_len)
 
 
-def count_parameters(model: nn.Module, trainable_only: bool = True) -> int:
-    """Number of parameters, each shared matrix counted once."""
+def count_parameters(model: nn.Module, trainable_only: bool = False) -> int:
+    """Number of parameters the model holds, each shared matrix counted once.
+
+    ``trainable_only=True`` counts only those the optimizer changes
+    (``requires_grad``): it leaves out the key projections' biases, which
+    stay at zero (see :class:`~transformer_edu.MultiHeadAttention`).
+    """
     return sum(p.numel() for p in model.parameters() if p.requires_grad or not trainable_only)

@@ -147,3 +147,9 @@ def test_the_model_in_eval_mode_ignores_its_dropout():
     torch.testing.assert_close(model(src, tgt), clean(src, tgt))
     model.train()
     assert not torch.allclose(model(src, tgt), clean(src, tgt))
+
+
+def test_count_parameters_counts_what_the_model_holds_or_only_what_trains():
+    mha = te.MultiHeadAttention(16, 4)
+    assert te.count_parameters(mha) == 4 * (16 * 16 + 16)  # as nn.MultiheadAttention
+    assert te.count_parameters(mha, trainable_only=True) == 4 * (16 * 16 + 16) - 16  # the key bias is fixed

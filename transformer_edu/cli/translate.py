@@ -4,9 +4,11 @@
 
 prints one translation per input sentence; with no sentence given, it reads
 one sentence per line from standard input. Type Korean as it is written
-(고양이가, not 고양이 가): the checkpoint's tokenizer splits the particles off. A sentence with a word the model
-never saw prints a message naming it (and similar known words) on standard
-error, and the exit code is 2. A sentence of known words that lies outside the
+(고양이가, not 고양이 가): the checkpoint's tokenizer splits it into the model's
+tokens (the toy grammar's table, or a learned subword vocabulary, Chapter 9).
+With a word table, a sentence with a word the model never saw prints a
+message naming it (and similar known words) on standard error, and the exit
+code is 2; a subword vocabulary writes any word with pieces it knows. A sentence of known words that lies outside the
 grammar the model learned is still translated, with a note on standard error
 that says why its translation may be wrong.
 """

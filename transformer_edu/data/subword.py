@@ -140,7 +140,7 @@ class SubwordTokenizer:
 
     @property
     def pieces(self) -> list[str]:
-        """Every piece, in id order: the specials, the learned pieces, the byte pieces."""
+        """The pieces in id order (the specials, the learned pieces, then the 256 byte pieces)."""
         return list(self._itos)
 
     @property
