@@ -10,14 +10,16 @@ recipe's beam search and greedily (for ko-en also on the out-of-distribution
 split). Tasks: ``ko-en`` (the toy Korean→English grammar), ``copy`` and
 ``reverse`` (digit sequences), and ``tsv``, your own corpus (Chapter 9)::
 
-    python -m transformer_edu.cli.train --task tsv --train train.tsv --valid valid.tsv \\
-        --tokenizer bpe --vocab-size 8000 --shared-vocab --out runs/mine
+    python -m transformer_edu.cli.train --task tsv --train train.tsv \\
+        --valid valid.tsv --tokenizer bpe --vocab-size 8000 --shared-vocab \\
+        --out runs/mine
 
 Data-parallel training on N processes (GPUs, or CPU cores with gloo) runs
 the same command under ``torchrun``; ``--batch-size`` is then the global
 batch, shared out among the processes::
 
-    torchrun --standalone --nproc_per_node 2 -m transformer_edu.cli.train --task ko-en --out runs/ddp
+    torchrun --standalone --nproc_per_node 2 -m transformer_edu.cli.train \\
+        --task ko-en --out runs/ddp
 
 ``python -m transformer_edu.train`` is a short name for this command. The
 same run from Python: ``translator, metrics = train_task("ko-en")``
