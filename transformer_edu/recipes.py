@@ -185,6 +185,7 @@ def train_task(
     resume: str | Path | None = None,
     world: World | None = None,
     log: Callable[[str], None] | None = None,
+    measure: bool = True,
 ) -> tuple[Translator, dict]:
     """Train the recipe of ``task`` and measure it on the test split.
 
@@ -225,6 +226,9 @@ def train_task(
             checkpoint and measures the test split (the other ranks return
             empty metrics). ``None``: one process.
         log: where messages about the data go (e.g. skipped lines); default ``print`` on rank 0.
+        measure: translate the test split (and ood, same_verb) at the end; ``False``
+            skips it (a quick run, or a big test set to translate later): the metrics
+            then hold the training's numbers only, without ``exact_match`` and ``bleu``.
 
     After every epoch the weights of the last ``recipe.average_last``
     epochs are averaged and the average is measured on the valid split: its
@@ -367,6 +371,11 @@ def train_task(
     best_epoch = best.restore()
     if not world.is_main:
         return translator, {}
+    if not measure:
+        return translator, {"task": task, "steps": history["step"][-1], "epochs_run": len(history["epoch"]),
+                            "best_epoch": best_epoch, "train_seconds": train_seconds,
+                            "train_cpu_seconds": train_cpu_seconds, "processes": world.size, "seed": seed,
+                            "config": config.to_dict(), "recipe": asdict(recipe), "history": history}
 
     def measure(pairs: list[tuple[str, str]]) -> tuple[dict, list[str]]:
         sources, references = map(list, zip(*pairs))

@@ -6,6 +6,7 @@ process reach the same weights, to 1e-4 (measured: 1.2e-7, float rounding). A ru
 under a different number of processes.
 """
 
+import json
 import os
 import shutil
 import subprocess
@@ -46,9 +47,9 @@ def runs(tmp_path_factory):
     root = tmp_path_factory.mktemp("ddp")
     one = train(root / "one", "--max-steps", "20")
     two = train(root / "two", "--max-steps", "20", processes=2)
-    train(root / "half", "--max-steps", "10")
+    train(root / "half", "--max-steps", "10", "--no-test")  # --no-test: train and save only
     shutil.copytree(root / "half", root / "resumed")
-    resumed = train(root / "resumed", "--max-steps", "20", "--resume", processes=2)
+    resumed = train(root / "resumed", "--max-steps", "20", "--resume", "--no-test", processes=2)
     return root, one, two, resumed
 
 
@@ -80,3 +81,6 @@ def test_a_run_resumes_under_another_number_of_processes(runs):
     # the epoch's record counts the 10 batches before the resume too
     assert history["step"] == [20] and history["tokens"] == straight["tokens"]
     assert history["train_loss"] == pytest.approx(straight["train_loss"], 1e-6)
+    assert "not tested (--no-test)" in resumed.stdout
+    metrics = json.loads((root / "resumed" / "metrics.json").read_text(encoding="utf-8"))
+    assert "exact_match" not in metrics and metrics["steps"] == 20 and metrics["processes"] == 2

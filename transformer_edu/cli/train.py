@@ -99,6 +99,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--amp", choices=sorted(AMP_DTYPES), default=None,
                         help="mixed precision: train and decode under bfloat16 or float16 autocast (float16 with "
                              "a GradScaler, for GPUs without bfloat16 such as Colab's T4); default float32")
+    parser.add_argument("--no-test", action="store_true",
+                        help="train and save only: do not translate the test split at the end")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     return parser
 
@@ -134,7 +136,8 @@ def main(argv: list[str] | None = None) -> int:
         _, metrics = train_task(args.task, recipe=recipe, epochs=args.epochs, seed=args.seed,
                                 data_seed=args.data_seed, device=device, progress=not args.quiet, out=args.out,
                                 amp=args.amp, train=args.train, valid=args.valid, test=args.test,
-                                max_steps=args.max_steps, resume=checkpoint if args.resume else None, world=world)
+                                max_steps=args.max_steps, resume=checkpoint if args.resume else None, world=world,
+                                measure=not args.no_test)
     except (FileNotFoundError, ValueError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
@@ -145,6 +148,11 @@ def main(argv: list[str] | None = None) -> int:
     metrics_path = args.metrics_json or args.out / "metrics.json"
     metrics_path.parent.mkdir(parents=True, exist_ok=True)
     metrics_path.write_text(json.dumps(metrics, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    if args.no_test:
+        print(f"{args.task}: {metrics['steps']} updates on {world.size} process{'es' if world.size > 1 else ''}, "
+              f"train loss {metrics['history']['train_loss'][-1]:.3f}; not tested (--no-test); checkpoint in "
+              f"{args.out}")
+        return 0
     print(f"{args.task}: exact match {metrics['exact_match']:.1%}, BLEU {metrics['bleu']:.1f} on "
           f"{metrics['test_size']} {metrics['test_split']} sentences after {metrics['steps']} updates on "
           f"{world.size} process{'es' if world.size > 1 else ''}; trained in {metrics['train_seconds']:.0f} s "
