@@ -8,6 +8,31 @@ from pathlib import Path
 from ._types import Pair
 
 
+def _lines(path: str | Path, src_col: int, tgt_col: int, skip_header: bool, caller: str):
+    """Check the arguments, then yield ``(line number, line, pair, why)`` for every non-blank
+    line: ``pair`` is ``None`` for a bad line, and ``why`` says what is wrong with it."""
+    for name, value in (("src_col", src_col), ("tgt_col", tgt_col)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise ValueError(f"{caller}: {name}={value!r}; expected an integer >= 0")
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"{caller}: no file at {str(path)!r}")
+    needed = max(src_col, tgt_col) + 1
+    with path.open(encoding="utf-8-sig") as f:  # -sig: tolerate a byte-order mark
+        for number, line in enumerate(f, start=1):
+            if (number == 1 and skip_header) or not line.strip():
+                continue
+            fields = line.rstrip("\r\n").split("\t")
+            if len(fields) < needed:
+                yield number, line, None, f"{len(fields)} column(s), expected {needed} separated by tabs"
+                continue
+            src, tgt = fields[src_col].strip(), fields[tgt_col].strip()
+            if not src or not tgt:
+                yield number, line, None, f"empty {'source' if not src else 'target'}"
+            else:
+                yield number, line, (src, tgt), ""
+
+
 def load_tsv_pairs(path: str | Path, *, src_col: int = 0, tgt_col: int = 1,
                    skip_header: bool = False) -> list[Pair]:
     """Read ``(source, target)`` pairs from a UTF-8 tab-separated file.
@@ -23,30 +48,13 @@ def load_tsv_pairs(path: str | Path, *, src_col: int = 0, tgt_col: int = 1,
     Raises:
         FileNotFoundError: if ``path`` does not exist.
         ValueError: if a line has too few tab-separated columns or an empty field; the
-            message gives the line number.
+            message gives the line number. (:func:`read_tsv_corpus` skips such lines instead.)
     """
-    for name, value in (("src_col", src_col), ("tgt_col", tgt_col)):
-        if not isinstance(value, int) or value < 0:
-            raise ValueError(f"load_tsv_pairs: {name}={value!r}; expected an integer >= 0")
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"load_tsv_pairs: no file at {str(path)!r}")
-    needed = max(src_col, tgt_col) + 1
     pairs = []
-    with path.open(encoding="utf-8-sig") as f:  # -sig: tolerate a byte-order mark
-        for number, line in enumerate(f, start=1):
-            if (number == 1 and skip_header) or not line.strip():
-                continue
-            fields = line.rstrip("\r\n").split("\t")
-            if len(fields) < needed:
-                raise ValueError(f"load_tsv_pairs: line {number} of {str(path)!r} has {len(fields)} "
-                                 f"column(s); expected at least {needed} separated by tabs: "
-                                 f"{line.strip()[:60]!r}")
-            src, tgt = fields[src_col].strip(), fields[tgt_col].strip()
-            if not src or not tgt:
-                raise ValueError(f"load_tsv_pairs: line {number} of {str(path)!r} has an empty "
-                                 f"{'source' if not src else 'target'}: {line.strip()[:60]!r}")
-            pairs.append((src, tgt))
+    for number, line, pair, why in _lines(path, src_col, tgt_col, skip_header, "load_tsv_pairs"):
+        if pair is None:
+            raise ValueError(f"load_tsv_pairs: line {number} of {str(path)!r}: {why}: {line.strip()[:60]!r}")
+        pairs.append(pair)
     return pairs
 
 
@@ -93,31 +101,17 @@ def read_tsv_corpus(path: str | Path, *, max_chars: int = 1000, src_col: int = 0
         FileNotFoundError: there is no file at ``path``.
         ValueError: no line of the file is usable (the message gives the first problems).
     """
-    for name, value in (("src_col", src_col), ("tgt_col", tgt_col), ("max_chars", max_chars)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < (1 if name == "max_chars" else 0):
-            raise ValueError(f"read_tsv_corpus: {name}={value!r}; expected an integer >= "
-                             f"{1 if name == 'max_chars' else 0}")
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"read_tsv_corpus: no file at {str(path)!r}")
-    needed = max(src_col, tgt_col) + 1
-    corpus = TsvCorpus(path, [], [])
-    with path.open(encoding="utf-8-sig") as f:
-        for number, line in enumerate(f, start=1):
-            if (number == 1 and skip_header) or not line.strip():
-                continue
-            fields = line.rstrip("\r\n").split("\t")
-            if len(fields) < needed:
-                corpus.skipped.append((number, f"{len(fields)} column(s), expected {needed} separated by tabs"))
-                continue
-            src, tgt = fields[src_col].strip(), fields[tgt_col].strip()
-            if not src or not tgt:
-                corpus.skipped.append((number, f"empty {'source' if not src else 'target'}"))
-            elif max(len(src), len(tgt)) > max_chars:
-                corpus.skipped.append((number, f"over {max_chars} characters"))
-            else:
-                corpus.pairs.append((src, tgt))
-                corpus.lines.append(number)
+    if isinstance(max_chars, bool) or not isinstance(max_chars, int) or max_chars < 1:
+        raise ValueError(f"read_tsv_corpus: max_chars={max_chars!r}; expected an integer >= 1")
+    corpus = TsvCorpus(Path(path), [], [])
+    for number, _, pair, why in _lines(path, src_col, tgt_col, skip_header, "read_tsv_corpus"):
+        if pair is not None and max(map(len, pair)) > max_chars:
+            pair, why = None, f"over {max_chars} characters"
+        if pair is None:
+            corpus.skipped.append((number, why))
+        else:
+            corpus.pairs.append(pair)
+            corpus.lines.append(number)
     if not corpus.pairs:
         first = "; ".join(f"line {n}: {why}" for n, why in corpus.skipped[:3]) or "the file is empty"
         raise ValueError(f"read_tsv_corpus: {str(path)!r} holds no usable source<TAB>target line ({first})")
