@@ -441,7 +441,8 @@ def fit(
                 continue  # done before the checkpoint this run resumed from
             batch = batch.to(device)
             optimizer.zero_grad(set_to_none=True)
-            part_loss, part_tokens = _accumulate_gradients(trainer, batch, loss_fn, scaler, world, accumulate, amp)
+            n = int((batch.tgt_out != pad_id).sum())  # the batch's target tokens, over every process
+            part_loss, part_tokens = _accumulate_gradients(trainer, batch, n, loss_fn, scaler, world, accumulate, amp)
             scaler.unscale_(optimizer)  # true gradients, so clipping sees their real norm
             norm = nn.utils.clip_grad_norm_(model.parameters(), clip_norm) if clip_norm is not None else None
             scale = scaler.get_scale() if scaler.is_enabled() else None
@@ -458,7 +459,7 @@ def fit(
                 if scheduler is not None:
                     scheduler.step()
                 loss_sum, mine = loss_sum + part_loss, mine + part_tokens
-                tokens, updates = tokens + int((batch.tgt_out != pad_id).sum()), updates + 1
+                tokens, updates = tokens + n, updates + 1
                 bar.set_postfix(loss=f"{part_loss / max(part_tokens, 1):.3f}", refresh=False)
             if by_steps and step >= max_steps:
                 break
@@ -520,17 +521,17 @@ def _data_parallel(model: nn.Module, world: World) -> nn.Module:
     return nn.parallel.DistributedDataParallel(model, device_ids=[device.index] if device.type == "cuda" else None)
 
 
-def _accumulate_gradients(trainer: nn.Module, batch, loss_fn: nn.Module, scaler: torch.amp.GradScaler,
+def _accumulate_gradients(trainer: nn.Module, batch, total: int, loss_fn: nn.Module, scaler: torch.amp.GradScaler,
                           world: World, accumulate: int, amp: str | None) -> tuple[float, int]:
     """Forward and backward passes over this process's share of ``batch``; returns the sum of its
-    losses per target token and its number of target tokens.
+    losses per target token and its number of target tokens. ``total``: the target tokens of the
+    whole batch.
 
     Each part's mean loss is weighted by ``tokens in the part / tokens in the batch``, times the
     number of processes, which DDP's all-reduce divides by again: the gradients add up to those of
     the mean loss over the whole batch. Gradients are exchanged once, after the last part.
     """
     parts = my_parts(batch, world, accumulate)
-    total = int((batch.tgt_out != _config_of(trainer).pad_id).sum())
     device = batch.src.device
     loss_sum, mine = 0.0, 0
     for i, part in enumerate(parts):
@@ -548,10 +549,6 @@ def _accumulate_gradients(trainer: nn.Module, batch, loss_fn: nn.Module, scaler:
             loss_sum, mine = loss_sum + float(loss.detach()) * part.n_tokens, mine + part.n_tokens
     return loss_sum, mine
 
-
-def _config_of(trainer: nn.Module):
-    """The model's config, through a ``DistributedDataParallel`` wrapper too."""
-    return getattr(trainer, "module", trainer).config
 
 
 class BestWeights:
