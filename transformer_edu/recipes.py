@@ -23,7 +23,8 @@ from pathlib import Path
 import torch
 
 from . import data
-from .checkpoint import _set_rng_states, load_checkpoint, save_checkpoint
+from .checkpoint import resume as checkpoint_resume
+from .checkpoint import save_checkpoint
 from .distributed import World
 from .metrics import corpus_bleu, exact_match
 from .model import Transformer, TransformerConfig
@@ -270,8 +271,7 @@ def train_task(
         splits = {name: [(data.detokenize_korean(src), tgt) for src, tgt in pairs] for name, pairs in splits.items()}
     if src_transform is not None:
         splits = {name: [(src_transform(src), tgt) for src, tgt in pairs] for name, pairs in splits.items()}
-    checkpoint = load_checkpoint(resume) if resume is not None else None
-    if checkpoint is not None:
+    if resume is not None:
         stored = Translator.load(resume)
         src_tok, tgt_tok = stored.src_tokenizer, stored.tgt_tokenizer
         src_vocab, tgt_vocab = stored.src_vocab, stored.tgt_vocab
@@ -325,8 +325,8 @@ def train_task(
     best = BestWeights(model, metric, mode="max" if recipe.select == "exact_match" else "min")
     averaged = AveragedWeights(model, last=recipe.average_last)
     history, start_epoch, start_batch = None, 0, 0
-    if checkpoint is not None:
-        history, start_epoch, start_batch = _restore(checkpoint, model, optimizer, scheduler, averaged, best)
+    if resume is not None:
+        history, start_epoch, start_batch = _restore(resume, model, optimizer, scheduler, averaged, best)
     saved = {**_resume_state(model, history, averaged, best, batches_per_epoch), "batch": start_batch}
 
     def save() -> None:
@@ -475,8 +475,9 @@ class _selected:
         self.model.load_state_dict(self.own)
 
 
-def _restore(checkpoint: dict, model, optimizer, scheduler, averaged: AveragedWeights, best: BestWeights):
+def _restore(path, model, optimizer, scheduler, averaged: AveragedWeights, best: BestWeights):
     """Load a checkpoint's training state; returns (history, epoch, batch) to start from."""
+    checkpoint = checkpoint_resume(path, model, optimizer, scheduler)  # optimizer, schedule, generators
     state = checkpoint["extra"].get("resume")
     if state is None:
         raise ValueError("the checkpoint holds no training state to resume from (extra['resume']); it was not "
@@ -484,10 +485,7 @@ def _restore(checkpoint: dict, model, optimizer, scheduler, averaged: AveragedWe
     stored = TransformerConfig.from_dict(checkpoint["config"])
     if stored != model.config:
         raise ValueError(f"resume: the checkpoint's model config {stored} differs from this run's {model.config}")
-    model.load_state_dict(state["model"])
-    optimizer.load_state_dict(checkpoint["optimizer"])
-    scheduler.load_state_dict(checkpoint["scheduler"])
-    _set_rng_states(checkpoint["rng"])
+    model.load_state_dict(state["model"])  # the training weights, not the average the translator keeps
     averaged.load_state_dict(state["averaged"])
     best.load_state_dict(state["best"])
     history = state["history"] or None
