@@ -62,13 +62,17 @@ def _strip_markup(text: str) -> str:
     text = CODE.sub(" ", text)
     text = MATH.sub(" ", text)
     text = re.sub(r"\]\([^)]*\)", "]", text)
-    return re.sub(r"https?://\S+", " ", text)
+    text = re.sub(r"https?://\S+", " ", text)
+    # identifiers (d_model, max_len) and function notation (log(n), softmax(x))
+    text = re.sub(r"\b\w*_\w*\b", " ", text)
+    return re.sub(r"\b[A-Za-z]+(?=\()", " ", text)
 
 
 def needs_hangul(msgid: str) -> bool:
     """Whether a message has prose to translate (so its translation needs Hangul).
 
-    Code, math, roles and link targets do not count; nor does a message whose
+    Code, math, roles, link targets, identifiers (``d_model``) and function
+    notation (``log(n)``) do not count; nor does a message whose
     words are all capitalised names or acronyms (``BLEU``, ``Adam``,
     ``FlashAttention``), which Korean writes as they are.
     """

@@ -95,7 +95,9 @@ class SiteLinksToLocal(SphinxPostTransform):
     default_priority = 5
 
     def run(self, **kwargs) -> None:
-        base = self.config.html_baseurl
+        # The Korean edition's pages link to the English site's address, as
+        # the notebooks do (book_site_url; see book/_ext/editions.py).
+        base = self.config.book_site_url or self.config.html_baseurl
         if not base:
             return
         base = base if base.endswith("/") else base + "/"
@@ -195,7 +197,9 @@ def _ids(env, docname: str) -> set[str]:
 class QuoteToAdmonition(SphinxTransform):
     """A block quote titled ``**Pitfalls**`` (or Warning, Note, Tip) becomes an admonition."""
 
-    default_priority = 500
+    # Before Sphinx's Locale transform (20), so that the Korean edition
+    # translates the title ("Pitfalls") like any other message.
+    default_priority = 15
 
     def apply(self, **kwargs) -> None:
         for quote in list(self.document.findall(nodes.block_quote)):
@@ -214,6 +218,8 @@ class QuoteToAdmonition(SphinxTransform):
                 continue
             kind = ADMONITION_CLASS[match.group(1)]
             title = nodes.title(title_text, "", *[child.deepcopy() for child in first[0].children])
+            # A title with a source is a message of the page (the Korean edition translates it).
+            title.source, title.line = quote[0].source, quote[0].line
             admonition = nodes.admonition("", title, classes=[kind])
             admonition.source, admonition.line = quote.source, quote.line
             admonition.extend(child.deepcopy() for child in quote.children[1:])
@@ -230,6 +236,7 @@ def _check_config(app: Sphinx, config) -> None:
 
 
 def setup(app: Sphinx) -> dict:
+    app.add_config_value("book_site_url", "", "env")
     app.connect("config-inited", _check_config, priority=900)
     app.add_transform(QuoteToAdmonition)
     app.add_post_transform(SiteLinksToLocal)
