@@ -48,6 +48,7 @@ BOOK_FILES = {
     "tests/book/test_browser.py",
     "tests/book/test_notebook_markdown.py",
     "tests/book/test_live_translator.py",
+    "tests/book/test_korean_edition.py",
 }
 # Longest first, by serial runs' --durations (roughly: the book build and its
 # browser test 4-5 min, every chapter in JupyterLab 5 min, the Colab test, a

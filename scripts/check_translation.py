@@ -76,6 +76,8 @@ def needs_hangul(msgid: str) -> bool:
     words are all capitalised names or acronyms (``BLEU``, ``Adam``,
     ``FlashAttention``), which Korean writes as they are.
     """
+    if re.match(r"(python|torchrun|pip|bash|git) ", msgid.strip()):
+        return False  # a command line
     words = WORD.findall(_strip_markup(msgid))
     return any(word[0].islower() for word in words)
 
@@ -92,7 +94,53 @@ def _stray_markup(text: str) -> list[str]:
     return found
 
 
-def check_entry(entry: polib.POEntry) -> list[str]:
+_RST_ROLES = (
+    "class", "func", "meth", "attr", "mod", "data", "obj", "exc", "const", "doc", "ref",
+    "term", "cite", "math", "py:class", "py:func", "py:meth", "py:attr", "py:mod",
+    "py:data", "py:obj", "py:exc",
+)
+_RST_INLINE = ("literal", "emphasis", "strong", "title_reference", "reference", "problematic")
+_RST_VERBATIM = ("literal", "title_reference", "reference")
+
+
+def rst_markup(text: str) -> Counter:
+    """The inline markup of a docstring's message, parsed as reStructuredText.
+
+    reStructuredText ends ``code``, *emphasis* or a :role:`x` only before a
+    space or punctuation (not before a Hangul particle or an opening
+    parenthesis), and says nothing when it does not: the markup then runs on
+    into the text. Comparing what the English and the Korean parse into
+    catches it.
+    """
+    import io
+
+    from docutils import nodes as docnodes
+    from docutils.core import publish_doctree
+    from docutils.parsers.rst import roles
+
+    for role in _RST_ROLES:
+        roles.register_generic_role(role, docnodes.literal)
+    tree = publish_doctree(
+        text, settings_overrides={"report_level": 5, "halt_level": 5, "warning_stream": io.StringIO()}
+    )
+    # Code and references keep their text; emphasis is translated, so only counted.
+    return Counter(
+        (type(node).__name__, node.astext() if type(node).__name__ in _RST_VERBATIM else "")
+        for node in tree.findall()
+        if type(node).__name__ in _RST_INLINE
+    )
+
+
+def _rst_broken(source: str, target: str) -> bool:
+    """Whether the Korean lost a piece of the English's markup, or broke one."""
+    want, got = rst_markup(source), rst_markup(target)
+    problematic = sum(n for (kind, _), n in got.items() if kind == "problematic")
+    problematic -= sum(n for (kind, _), n in want.items() if kind == "problematic")
+    lost = Counter({key: n for key, n in want.items() if key[0] != "problematic"}) - got
+    return bool(lost) or problematic > 0
+
+
+def check_entry(entry: polib.POEntry, docstring: bool = False) -> list[str]:
     """Return the problems of one catalogue entry (empty if none)."""
     if entry.obsolete:
         return ["obsolete (the English no longer has it; delete it)"]
@@ -125,6 +173,17 @@ def check_entry(entry: polib.POEntry) -> list[str]:
             "emphasis or code that no longer renders (a ** or ` left as text: "
             "see locales/README.md, 'Markdown')"
         )
+    if docstring and re.search(r"``|:[a-z:]+:`|\*", source) and _rst_broken(source, target):
+        problems.append(
+            "reStructuredText markup broken (a Hangul letter or an opening parenthesis "
+            "right after ``code``, *emphasis* or a :role:`x`: put a backslash and a space "
+            "between them, ``x``\\ 를)"
+        )
+    if re.match(r"\d+\.\s", target):
+        problems.append(
+            "starts with a number and a period, which Markdown reads as a numbered list "
+            "(a chapter's title is lost): write 1\\. instead of 1."
+        )
     if needs_hangul(source) and not HANGUL.search(target):
         problems.append("left in English")
     return problems
@@ -135,8 +194,10 @@ def check_file(path: Path) -> list[str]:
     catalogue = polib.pofile(str(path))
     name = path.relative_to(ROOT) if path.is_absolute() and ROOT in path.parents else path
     lines = []
+    # The API reference's messages are the package's docstrings: reStructuredText.
+    docstrings = path.name == "api.po"
     for entry in catalogue:
-        for problem in check_entry(entry):
+        for problem in check_entry(entry, docstring=docstrings):
             message = entry.msgid if len(entry.msgid) <= 90 else entry.msgid[:87] + "..."
             lines.append(f"{name}: {problem}: msgid {message!r}")
     return lines

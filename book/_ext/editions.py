@@ -143,19 +143,18 @@ def other_edition_url(pagename: str, this: str, other: str) -> str:
     return "../" * depth + EDITIONS[other][1] + pagename + ".html"
 
 
-def _in_description(node: nodes.Node) -> bool:
+def _in_signature(node: nodes.Node) -> bool:
     while node is not None:
-        if isinstance(node, addnodes.desc):
+        if isinstance(node, addnodes.desc_signature):
             return True
         node = node.parent
     return False
 
 
-def _keep_docstrings_in_english(app: Sphinx, doctree: nodes.document) -> None:
-    """Leave autodoc's text (the package's docstrings) and display math out of the catalogues."""
+def _untranslatable(app: Sphinx, doctree: nodes.document) -> None:
+    """Leave the API reference's signatures and every display formula out of the catalogues."""
     for node in doctree.findall(nodes.TextElement):
-        source = node.source or ""
-        if ".py:" in source or source.endswith(".py") or _in_description(node):
+        if _in_signature(node):
             node["translatable"] = False
     # A display formula is LaTeX, the same in both editions.
     for node in doctree.findall(nodes.math_block):
@@ -204,6 +203,71 @@ def _theme_words_first(app: Sphinx) -> None:
             ours.add_fallback(theirs)
         locale.translators[("general", "booktheme")] = ours
         return
+
+
+def _is_docstring(node: nodes.Node) -> bool:
+    """Whether a node is reStructuredText of the API reference: a docstring, or
+    the body of an object description written in an ``eval-rst`` block."""
+    source = node.source or ""
+    if "docstring of " in source or source.endswith(".py"):
+        return True
+    parent = node.parent
+    while parent is not None:
+        if isinstance(parent, addnodes.desc):
+            return True
+        parent = parent.parent
+    return False
+
+
+class TranslateDocstrings(SphinxTransform):
+    """Translate the API reference's docstrings as reStructuredText.
+
+    Sphinx's Locale transform parses every translation with the parser of the
+    page's file; the API reference is a MyST page (``book/api.md``), but the
+    text that autodoc takes from the package is reStructuredText
+    (``:class:`X```, ````code````, ``Example::``). This transform runs just
+    before Locale and translates those messages as Locale does, with the
+    reStructuredText parser, then marks them done.
+    """
+
+    default_priority = 19
+
+    def apply(self, **kwargs) -> None:
+        if edition(self.config) == "en":
+            return
+        from sphinx.locale import init as init_locale
+        from sphinx.transforms.i18n import _NodeUpdater, publish_msgstr
+        from sphinx.util.i18n import docname_to_domain
+        from sphinx.util.nodes import extract_messages
+
+        domain = docname_to_domain(self.env.docname, self.config.gettext_compact)
+        folders = [os.path.join(self.env.srcdir, folder) for folder in self.config.locale_dirs]
+        catalog, found = init_locale(folders, self.config.language, domain)
+        if not found:
+            return
+        for node, message in list(extract_messages(self.document)):
+            if not _is_docstring(node):
+                continue
+            translation = catalog.gettext(message)
+            if not translation or translation == message:
+                continue
+            if translation.strip().endswith("::"):  # as Locale does: a literal block follows
+                translation += "\n\n   dummy literal"
+            patch = publish_msgstr(
+                self.app, translation, f"{node.source}.rst", node.line, self.config,
+                self.document.settings,
+            )
+            if not isinstance(patch, nodes.paragraph):
+                continue
+            updater = _NodeUpdater(node, patch, self.document, noqa=False)
+            updater.update_autofootnote_references()
+            updater.update_refnamed_references()
+            updater.update_refnamed_footnote_references()
+            updater.update_citation_references()
+            updater.update_pending_xrefs()
+            updater.update_leaves()
+            node["translated"] = True
+            node["translatable"] = False  # Locale leaves it alone
 
 
 def _on_config_inited(app: Sphinx, config) -> None:
@@ -256,8 +320,8 @@ def korean_config(config: dict) -> dict:
     """Return the Korean edition's ``_config.yml`` made from the English one."""
     config = json.loads(json.dumps(config))
     base = config["html"]["baseurl"]
-    config["title"] = "트랜스포머, 한 단계씩"
-    config["author"] = "「트랜스포머, 한 단계씩」 저자들"
+    config["title"] = "한 단계씩 만드는 트랜스포머"
+    config["author"] = "《한 단계씩 만드는 트랜스포머》 저자들"
     config["html"]["baseurl"] = base + EDITIONS["ko"][1]
     config["repository"]["path_to_book"] = str(KOREAN_NOTEBOOKS.parent).replace("\\", "/")
     sphinx = config.setdefault("sphinx", {}).setdefault("config", {})
@@ -265,18 +329,22 @@ def korean_config(config: dict) -> dict:
     # site's address; in this edition they lead to its own pages.
     sphinx["book_site_url"] = base
     sphinx["language"] = "ko"
+    # myst-nb's toggle of a hidden cell ("Show code cell content")
+    sphinx["nb_code_prompt_show"] = "코드 셀 보기"
+    sphinx["nb_code_prompt_hide"] = "코드 셀 숨기기"
     sphinx["html_search_language"] = "ko"
     return config
 
 
 def setup(app: Sphinx) -> dict:
     app.add_search_language(KoreanSearch)
-    app.connect("doctree-read", _keep_docstrings_in_english)
+    app.connect("doctree-read", _untranslatable)
     app.connect("config-inited", _on_config_inited)
     app.connect("builder-inited", _theme_words_first)
     app.connect("html-page-context", _on_page_context)
     app.connect("build-finished", _on_build_finished)
     app.add_transform(SortGlossary)
+    app.add_transform(TranslateDocstrings)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}
 
 

@@ -19,6 +19,8 @@ import yaml
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 HTML_DIR = REPO_ROOT / "_build" / "html"
+#: The English messages of every page (``*.pot``), extracted by the build.
+GETTEXT_DIR = REPO_ROOT / "_build" / "gettext"
 SETUP_COMMENT = "# Setup: installs the book's package when it is missing (Colab)"
 REPO_URL_LINE = re.compile(r'^REPO_URL\s*=\s*"([^"]*)"\s*$', re.MULTILINE)
 
@@ -117,7 +119,8 @@ def book_environment() -> tuple[Path | None, str | None]:
 
 @functools.cache
 def build_book() -> BookBuild:
-    """Build the book into ``_build/html`` once per test session.
+    """Build the book into ``_build/html`` (its Korean edition into
+    ``_build/html/ko``) once per test session.
 
     The build runs as ``.ci/book`` runs it on a fresh machine: in a new
     virtual environment with ``requirements-book.txt`` alone (no torch), with
@@ -130,22 +133,48 @@ def build_book() -> BookBuild:
     """
     import os
 
+    import shutil
+
     venv, error = book_environment()
-    options = ["build", str(REPO_ROOT), "--all", "-W", "-n", "--keep-going"]
     if venv is not None:
-        command = [str(venv / "bin" / "jupyter-book"), *options]
+        python = str(venv / "bin" / "python")
         env = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
         env["PATH"] = f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}"
         env["VIRTUAL_ENV"] = str(venv)
     else:
-        command = [sys.executable, "-c", "from jupyter_book.cli.main import main; main()", *options]
+        python = sys.executable
         env = None
-    result = subprocess.run(
-        command, cwd=REPO_ROOT, capture_output=True, text=True, timeout=900, env=env
-    )
+    jupyter_book = [python, "-c", "from jupyter_book.cli.main import main; main()", "build"]
+    korean_config = REPO_ROOT / "_build" / "ko" / "_config.yml"
+    # The steps of .ci/book: the English site, the Korean one into
+    # _build/html/ko/, the English messages (*.pot) into _build/gettext/.
+    steps = [
+        [*jupyter_book, str(REPO_ROOT), "--all", "-W", "-n", "--keep-going"],
+        [python, "book/_ext/editions.py", "ko-config", "_config.yml", str(korean_config)],
+        [*jupyter_book, str(REPO_ROOT), "--config", str(korean_config),
+         "--path-output", str(korean_config.parent), "--all", "-W", "-n", "--keep-going"],
+        [*jupyter_book, str(REPO_ROOT), "--builder", "custom", "--custom-builder", "gettext",
+         "--path-output", str(REPO_ROOT / "_build" / "i18n"), "-W", "--keep-going", "-q"],
+    ]
+    log, returncode = "", 0
+    for index, command in enumerate(steps):
+        result = subprocess.run(
+            command, cwd=REPO_ROOT, capture_output=True, text=True, timeout=900, env=env
+        )
+        log += result.stdout + result.stderr
+        returncode = result.returncode
+        if returncode:
+            break
+        if index == 2:
+            shutil.rmtree(HTML_DIR / "ko", ignore_errors=True)
+            shutil.move(korean_config.parent / "_build" / "html", HTML_DIR / "ko")
+        if index == 3:
+            shutil.rmtree(GETTEXT_DIR, ignore_errors=True)
+            shutil.move(REPO_ROOT / "_build" / "i18n" / "_build" / "gettext", GETTEXT_DIR)
+            (GETTEXT_DIR / "sphinx.pot").unlink(missing_ok=True)
     return BookBuild(
-        result.returncode,
-        result.stdout + result.stderr,
+        returncode,
+        log,
         HTML_DIR,
         python=str(venv / "bin" / "python") if venv is not None else None,
         environment_error=error,

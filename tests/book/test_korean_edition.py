@@ -1,0 +1,389 @@
+"""The Korean edition: its catalogues, its notebooks, its built site and its search.
+
+The English sources are the only sources: ``locales/ko/LC_MESSAGES/`` holds a
+gettext catalogue per page (README, "The Korean edition"). These tests fail
+when the English changes and the Korean has not followed (a message missing,
+fuzzy or obsolete, a Korean notebook out of step), when a translation loses
+the page's markup or its glossary terms, and when the built Korean site lacks a
+page, its links to the English one, Korean prose or a working search.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import polib
+import pytest
+import yaml
+
+try:
+    from . import book_support as bs
+except ImportError:  # run as a top-level module (rootdir without __init__.py)
+    import book_support as bs
+
+ROOT = bs.REPO_ROOT
+LOCALE = ROOT / "locales" / "ko" / "LC_MESSAGES"
+KOREAN_HTML = bs.HTML_DIR / "ko"
+HANGUL = re.compile(r"[\uac00-\ud7a3]")
+
+sys.path.insert(0, str(ROOT / "scripts"))
+sys.path.insert(0, str(ROOT / "book" / "_ext"))
+import check_translation  # noqa: E402
+import editions  # noqa: E402
+import translate_notebooks  # noqa: E402
+
+#: The theme's catalogues: written by hand, not extracted from the pages.
+THEME_CATALOGUES = {"sphinx.po", "booktheme.po"}
+
+
+def page_catalogues() -> list[Path]:
+    return sorted(p for p in LOCALE.rglob("*.po") if p.name not in THEME_CATALOGUES)
+
+
+# --------------------------------------------------------------------------- #
+# The catalogues                                                               #
+# --------------------------------------------------------------------------- #
+
+
+def test_every_page_has_a_catalogue():
+    pages = {f"{page}.po" for page in bs.toc_files()}
+    have = {p.relative_to(LOCALE).as_posix() for p in page_catalogues()}
+    assert pages == have
+
+
+def test_every_message_is_translated_and_keeps_its_markup():
+    problems = [line for path in sorted(LOCALE.rglob("*.po")) for line in check_translation.check_file(path)]
+    assert not problems, "\n".join(problems[:40]) + f"\n({len(problems)} in all)"
+
+
+def test_the_checker_catches_what_it_should():
+    def problems(msgid: str, msgstr: str, flags=()) -> list[str]:
+        return check_translation.check_entry(polib.POEntry(msgid=msgid, msgstr=msgstr, flags=list(flags)))
+
+    link = "[attention](https://example.org/glossary.html#term-attention)"
+    assert problems(f"Use {link} here.", "여기에서 [어텐션](https://example.org/x.html)을 씁니다.")
+    assert problems("The `mask` is boolean.", "마스크는 불리언입니다.")
+    assert problems("{term}`padding mask` first.", "{term}`패딩 마스크 <padding>` 먼저.")
+    assert problems('The **"pad"** token.', '**"pad"**는 토큰입니다.')
+    assert problems("The model learns.", "The model learns.")
+    assert problems("The model learns.", "")
+    assert problems("The model learns.", "모델이 배웁니다.", flags=["fuzzy"])
+    assert problems("$x^2$ grows.", "x^2가 커집니다.")
+    assert problems("1. Scaled attention", "1. 스케일드 어텐션")
+    assert not problems(f"Use {link} here.", f"여기에서 {link.replace('[attention]', '[어텐션]')}을 씁니다.")
+    assert not problems("{term}`padding mask` first.", "{term}`패딩 마스크 <padding mask>` 먼저.")
+    assert not problems("`d_model`", "`d_model`")
+    assert not problems("1. Scaled attention", "1\\. 스케일드 어텐션")
+
+
+@pytest.fixture(scope="module")
+def built():
+    book = bs.build_book()
+    assert book.returncode == 0, book.log[-6000:]
+    return book
+
+
+def test_catalogues_hold_exactly_the_english_messages(built):
+    """Every message of every page is in its catalogue, and nothing else: when
+    the English changes, this names what to translate (sphinx-intl update)."""
+    problems = []
+    for pot in sorted(bs.GETTEXT_DIR.rglob("*.pot")):
+        relative = pot.relative_to(bs.GETTEXT_DIR).with_suffix(".po")
+        po = LOCALE / relative
+        english = {e.msgid for e in polib.pofile(str(pot))}
+        korean = {e.msgid for e in polib.pofile(str(po)) if not e.obsolete} if po.exists() else set()
+        problems += [f"{relative}: new English message, not in the catalogue: {m[:90]!r}" for m in sorted(english - korean)]
+        problems += [f"{relative}: no longer in the English (obsolete): {m[:90]!r}" for m in sorted(korean - english)]
+    assert not problems, "\n".join(problems[:40]) + "\n(run `sphinx-intl update -p _build/gettext -l ko -d locales`)"
+
+
+# --------------------------------------------------------------------------- #
+# The glossary's terms                                                         #
+# --------------------------------------------------------------------------- #
+
+
+#: Words a Korean name may drop in running text: 디코더 전용 (모델), GELU
+#: (활성화 함수), (위치별) 피드포워드 (신경망), 상대 위치 (표현), 원-핫 (벡터).
+GENERIC_WORDS = re.compile(r"^위치별 | (모델|구조|함수|활성화 함수|블록|표현|점수|옵티마이저|신경망|피드포워드 블록|벡터)$")
+
+
+def glossary_terms() -> dict[str, list[str]]:
+    """English term -> its Korean names (the bold line of its definition), each
+    also without the generic words it may drop in running text."""
+    text = (ROOT / "book" / "glossary.md").read_text(encoding="utf-8")
+    body = text.split("```{glossary}", 1)[1]
+    terms = {}
+    for english, bold in re.findall(r"^(\S[^\n]*)\n  \*\*([^*]+)\*\*", body, re.M):
+        names = {n.strip() for n in re.split(r"[()/]", bold) if n.strip()}
+        for name in list(names):
+            while (shorter := GENERIC_WORDS.sub("", name)) != name and shorter:
+                names.add(shorter)
+                name = shorter
+        terms[english.strip()] = sorted(names)
+    return terms
+
+
+#: English terms too common in other senses to check in running text.
+AMBIGUOUS = {
+    "value", "key", "query",  # "the key point", "a query of the grammar"
+    "head",  # "ahead" is excluded by the word boundary; "head of a list" is not
+    "memory",  # GPU memory as well as the encoder's output
+    "hypothesis", "parameter", "temperature", "inference", "token",
+}
+
+
+def test_chapters_use_the_glossary_terms():
+    """A message that uses a glossary term (two words or more, or a word used
+    in one sense only) uses one of its Korean names in the translation."""
+    terms = {e: k for e, k in glossary_terms().items() if e not in AMBIGUOUS}
+    missing = []
+    for path in page_catalogues():
+        if path.name == "glossary.po":
+            continue
+        for entry in polib.pofile(str(path)):
+            if entry.obsolete or not entry.msgstr:
+                continue
+            prose = check_translation._strip_markup(re.sub(r"\b\w+\([^)]*\)", " ", entry.msgid))
+            # quoted English (an error message, a table's label), the paper's
+            # title, a tensor named with its shape, "logits (B, T, V)", and
+            # function notation, "softmax(logits / T)"
+            prose = re.sub(r'"[^"]*"|Attention Is All You Need|\b\w+ \([A-Z](?:, [A-Z])*\)', " ", prose)
+            # a docstring's argument names: "**batch** -- ...", "logits: ``(B, T, V)``"
+            prose = re.sub(r"^\*\*[^*]+\*\* --|^[\w, ]+: ", " ", prose).lower()
+            for english, names in terms.items():
+                if re.search(rf"(?<![\w-]){re.escape(english.lower())}s?(?![\w-])", prose):
+                    korean = entry.msgstr.replace(" ", "").casefold()
+                    if not any(name.replace(" ", "").casefold() in korean for name in names):
+                        missing.append(f"{path.name}: {english!r} -> one of {names}: {entry.msgid[:70]!r}")
+    assert not missing, "\n".join(missing[:40]) + f"\n({len(missing)} in all)"
+
+
+# --------------------------------------------------------------------------- #
+# The Korean notebooks                                                         #
+# --------------------------------------------------------------------------- #
+
+
+@pytest.mark.parametrize("chapter", bs.chapter_notebooks(), ids=lambda p: p.stem)
+def test_korean_notebook_is_in_step(chapter):
+    text, missing = translate_notebooks.build(chapter)
+    assert not missing, f"{chapter.name}: Markdown with no translation: {missing[:5]}"
+    korean = translate_notebooks.KOREAN / chapter.name
+    assert korean.exists() and korean.read_text(encoding="utf-8") == text, (
+        f"{korean.relative_to(ROOT)} is not what scripts/translate_notebooks.py makes "
+        "from the English notebook and the catalogue: run it"
+    )
+
+
+@pytest.mark.parametrize("chapter", bs.chapter_notebooks(), ids=lambda p: p.stem)
+def test_korean_notebook_has_the_same_code_and_outputs(chapter):
+    english = json.loads(chapter.read_text(encoding="utf-8"))
+    korean = json.loads((translate_notebooks.KOREAN / chapter.name).read_text(encoding="utf-8"))
+    assert korean["metadata"] == english["metadata"]
+    assert [c["cell_type"] for c in korean["cells"]] == [c["cell_type"] for c in english["cells"]]
+    for k, e in zip(korean["cells"], english["cells"]):
+        if e["cell_type"] == "code":
+            assert k["source"] == e["source"] and k["outputs"] == e["outputs"]
+        else:
+            assert HANGUL.search("".join(k["source"])), "".join(e["source"])[:80]
+    links = re.findall(r"\]\((https://[^)]+)\)", "".join("".join(c["source"]) for c in korean["cells"]))
+    site = bs.read_config()["html"]["baseurl"]
+    assert links and all(not link.startswith(site) or link.startswith(site + "ko/") for link in links)
+
+
+# --------------------------------------------------------------------------- #
+# The built site                                                               #
+# --------------------------------------------------------------------------- #
+
+
+def edition_link(page: Path) -> dict:
+    html = page.read_text(encoding="utf-8")
+    match = re.search(r'<a class="btn btn-sm edition-switch"([^>]*)>([^<]*)</a>', html)
+    assert match, f"{page}: no link to the other edition"
+    return dict(re.findall(r'(\w+)="([^"]*)"', match.group(1))) | {"text": match.group(2)}
+
+
+@pytest.mark.parametrize("page", bs.toc_files())
+def test_every_page_has_its_korean_twin_linked_both_ways(built, page):
+    english, korean = bs.HTML_DIR / f"{page}.html", KOREAN_HTML / f"{page}.html"
+    assert korean.exists(), f"no Korean page for {page}"
+    assert re.search(r'<html[^>]*\blang="ko"', korean.read_text(encoding="utf-8"))
+    assert re.search(r'<html[^>]*\blang="en"', english.read_text(encoding="utf-8"))
+    to_korean, to_english = edition_link(english), edition_link(korean)
+    assert (to_korean["hreflang"], to_korean["lang"], to_korean["text"]) == ("ko", "ko", "한국어")
+    assert (to_english["hreflang"], to_english["lang"], to_english["text"]) == ("en", "en", "English")
+    assert (english.parent / to_korean["href"]).resolve() == korean.resolve()
+    assert (korean.parent / to_english["href"]).resolve() == english.resolve()
+
+
+class _Paragraphs:
+    """The prose paragraphs of a page's article: not code, outputs, signatures
+    or bibliography entries."""
+
+    SKIP_CLASSES = {"cell_output", "output", "highlight", "citation", "sig"}
+
+    def __init__(self, html: str):
+        from html.parser import HTMLParser
+
+        paragraphs: list[str] = []
+        stack: list[bool] = []
+        current: list[str] | None = None
+        skipping = 0
+
+        class Parser(HTMLParser):
+            def handle_starttag(self, tag, attrs):
+                nonlocal current, skipping
+                classes = set((dict(attrs).get("class") or "").split())
+                skip = tag in {"pre", "script", "style", "button"} or bool(classes & _Paragraphs.SKIP_CLASSES)
+                stack.append((tag, skip))
+                skipping += skip
+                if tag == "p" and not skipping:
+                    current = []
+
+            def handle_endtag(self, tag):
+                nonlocal current, skipping
+                while stack:
+                    name, skip = stack.pop()
+                    skipping -= skip
+                    if name == "p" and current is not None:
+                        paragraphs.append("".join(current).strip())
+                        current = None
+                    if name == tag:
+                        break
+
+            def handle_data(self, data):
+                if current is not None and not skipping:
+                    current.append(data)
+
+        start, end = html.find("<article"), html.find("</article>")
+        Parser().feed(html[start:end])
+        self.all = [p for p in paragraphs if re.search(r"[A-Za-z]{3,}", p) or HANGUL.search(p)]
+        self.english = [p for p in self.all if not HANGUL.search(p) and len(re.findall(r"[A-Za-z]{3,}", p)) >= 3]
+
+
+def test_korean_pages_are_in_korean(built):
+    """At most 5 % of the Korean pages' prose paragraphs are left in English."""
+    total, english = 0, []
+    for page in bs.toc_files():
+        paragraphs = _Paragraphs((KOREAN_HTML / f"{page}.html").read_text(encoding="utf-8"))
+        total += len(paragraphs.all)
+        english += [f"{page}: {p[:80]!r}" for p in paragraphs.english]
+    share = len(english) / total
+    assert total > 1000
+    assert share <= 0.05, f"{share:.1%} of {total} paragraphs in English:\n" + "\n".join(english[:30])
+
+
+def test_korean_pages_show_no_markup_as_text(built):
+    broken = []
+    for page in bs.toc_files():
+        text = re.sub(r"<(pre|script|style|code|dt)\b.*?</\1>", " ", (KOREAN_HTML / f"{page}.html").read_text(encoding="utf-8"), flags=re.S)
+        text = re.sub(r"<[^>]+>", " ", text)
+        broken += [f"{page}: {m!r}" for m in re.findall(r".{0,30}(?:\*\*(?!kwargs)|\{term\}|\{doc\}|\{cite).{0,30}", text)]
+    assert not broken, "\n".join(broken[:20])
+
+
+def test_korean_chapters_open_korean_notebooks(built):
+    config = bs.read_config()
+    for notebook in bs.chapter_notebooks():
+        page = KOREAN_HTML / notebook.relative_to(ROOT).with_suffix(".html")
+        html = page.read_text(encoding="utf-8")
+        korean = translate_notebooks.KOREAN / notebook.name
+        assert bs.colab_url(config, korean) in html, f"{page.name}: Colab button does not open {korean.name}"
+        served = KOREAN_HTML / "_sources" / "notebooks" / notebook.name
+        assert served.read_bytes() == korean.read_bytes(), f"{page.name}: the download button gives the English notebook"
+
+
+def test_glossary_links_reach_the_korean_glossary(built):
+    """The chapters' links into the glossary stay on the Korean site and land on a term."""
+    glossary = (KOREAN_HTML / "book" / "glossary.html").read_text(encoding="utf-8")
+    anchors = set(re.findall(r'<dt id="(term-[^"]+)"', glossary))
+    assert len(anchors) > 100
+    # the first term of each entry (an entry may have two: GQA, grouped-query attention)
+    entries = [chunk for chunk in glossary.split("</dd>") if '<dt id="term-' in chunk]
+    terms = [re.search(r'<dt id="term-[^"]+">(.*?)<a class="headerlink"', e, re.S).group(1) for e in entries]
+    names = [re.sub(r"<[^>]+>", "", t).strip() for t in terms]
+    hangul = [n for n in names if HANGUL.match(n)]
+    assert hangul == sorted(hangul, key=str.casefold), "the Korean glossary is not in 가나다 order"
+    html = (KOREAN_HTML / "notebooks" / "01_attention.html").read_text(encoding="utf-8")
+    links = re.findall(r'href="\.\./book/glossary\.html#(term-[^"]+)"', html)
+    assert links and set(links) <= anchors
+
+
+# --------------------------------------------------------------------------- #
+# Korean search                                                                #
+# --------------------------------------------------------------------------- #
+
+
+def search_index() -> dict:
+    text = (KOREAN_HTML / "searchindex.js").read_text(encoding="utf-8")
+    return json.loads(text[text.index("(") + 1 : text.rindex(")")])
+
+
+def search(index: dict, query: str) -> set[str]:
+    """The pages that Sphinx's search finds for a query: every word's stem must match."""
+    stemmer = editions.KoreanSearch({})
+    found = None
+    for word in re.findall(r"\w+", query.lower()):
+        stem = stemmer.stem(word)
+        pages = set()
+        for field in ("terms", "titleterms"):
+            hit = index[field].get(stem)
+            if hit is not None:
+                pages |= {hit} if isinstance(hit, int) else set(hit)
+        found = pages if found is None else found & pages
+    return {index["docnames"][i] for i in (found or set())}
+
+
+@pytest.mark.parametrize(
+    ("query", "page"),
+    [
+        ("어텐션", "notebooks/01_attention"),
+        ("어텐션을", "notebooks/01_attention"),
+        ("멀티헤드 어텐션", "notebooks/02_multi_head_attention"),
+        ("위치 인코딩", "notebooks/03_positional_encoding"),
+        ("층 정규화", "notebooks/04_layer_norm_and_residuals"),
+        ("빔 서치", "notebooks/08_beam_search"),
+        ("라벨 스무딩", "notebooks/07_training"),
+        ("서브워드", "notebooks/09_beyond_the_toy"),
+    ],
+)
+def test_korean_search_finds_a_term_with_its_particles(built, query, page):
+    assert page in search(search_index(), query)
+
+
+def test_korean_stems():
+    stem = editions.korean_stem
+    assert {stem(w) for w in ["어텐션", "어텐션을", "어텐션의", "어텐션은", "어텐션에서는"]} == {"어텐션"}
+    assert stem("디코더는") == "디코더" and stem("모델이") == "모델"
+    assert stem("정의") == "정의" and stem("결과") == "결과"  # two characters stay whole
+
+
+def test_search_page_stems_as_the_index_does():
+    """The search page's JavaScript stemmer gives the same terms as the index's."""
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("Node.js is not installed")
+    words = ["어텐션을", "어텐션의", "디코더에서는", "계산합니다", "정의", "gpu에서", "masks", "attention", "결과를"]
+    script = editions.KoreanSearch.js_stemmer_code + (
+        f"\nconst s = new Stemmer();\nconsole.log(JSON.stringify({json.dumps(words, ensure_ascii=False)}.map(w => s.stemWord(w))));"
+    )
+    result = subprocess.run([node, "-e", script], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    python = editions.KoreanSearch({})
+    assert json.loads(result.stdout) == [python.stem(w) for w in words]
+
+
+def test_korean_configuration_comes_from_the_english_one():
+    english = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))
+    korean = editions.korean_config(english)
+    assert korean["sphinx"]["config"]["language"] == "ko"
+    assert korean["html"]["baseurl"] == english["html"]["baseurl"] + "ko/"
+    assert korean["repository"]["path_to_book"] == "locales/ko"
+    assert korean["sphinx"]["config"]["book_site_url"] == english["html"]["baseurl"]
+    assert {k: v for k, v in korean.items() if k not in {"title", "author", "html", "repository", "sphinx"}} == {
+        k: v for k, v in english.items() if k not in {"title", "author", "html", "repository", "sphinx"}
+    }
