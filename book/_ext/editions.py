@@ -27,6 +27,7 @@ And to the Korean build only:
   their own, so a search for 어텐션 would miss them. Words with Hangul lose a
   particle or a verb ending (:func:`korean_stem`, the same rule in the
   search page's JavaScript), other words get the English stemmer.
+- **The parts' captions in the navigation translated** (:class:`TranslateTocCaptions`).
 - **The glossary sorted by its Korean terms** (가나다 order; the anchors stay
   those of the English terms, so every link into it still works).
 - **The download button gives the Korean notebook** (``locales/ko/notebooks``,
@@ -270,6 +271,36 @@ class TranslateDocstrings(SphinxTransform):
             node["translatable"] = False  # Locale leaves it alone
 
 
+class TranslateTocCaptions(SphinxTransform):
+    """Translate the parts' captions of the table of contents ("Part I: Foundations").
+
+    sphinx-external-toc inserts the book's toctrees (from ``_toc.yml``) into the
+    root page after Sphinx's Locale transform has run (priority 100 against
+    20), so their captions, which the gettext builder does extract into the
+    root page's catalogue, would stay in English.
+    """
+
+    default_priority = 101
+
+    def apply(self, **kwargs) -> None:
+        if edition(self.config) == "en":
+            return
+        toctrees = list(self.document.findall(addnodes.toctree))
+        if not any(node.get("caption") for node in toctrees):
+            return
+        from sphinx.locale import init as init_locale
+        from sphinx.util.i18n import docname_to_domain
+
+        domain = docname_to_domain(self.env.docname, self.config.gettext_compact)
+        folders = [os.path.join(self.env.srcdir, folder) for folder in self.config.locale_dirs]
+        catalog, found = init_locale(folders, self.config.language, domain)
+        if not found:
+            return
+        for node in toctrees:
+            if node.get("caption"):
+                node["caption"] = node["rawcaption"] = catalog.gettext(node["caption"])
+
+
 def _on_config_inited(app: Sphinx, config) -> None:
     options = dict(config.html_theme_options or {})
     if edition(config) == "ko":
@@ -345,6 +376,7 @@ def setup(app: Sphinx) -> dict:
     app.connect("build-finished", _on_build_finished)
     app.add_transform(SortGlossary)
     app.add_transform(TranslateDocstrings)
+    app.add_transform(TranslateTocCaptions)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}
 
 

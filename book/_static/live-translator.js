@@ -32,10 +32,112 @@
   const WASM_URL = new URL('ort/ort-wasm-simd-threaded.wasm', ASSETS);
   const MODEL_URL = new URL('model/', ASSETS);
   const megabytes = (bytes) => `${(Number(bytes) / 1e6).toFixed(1)} MB`;
+
+  // The demo's own words, in the page's language: the Korean edition (<html lang="ko">) shows them
+  // in Korean. The grammar's reasons (grammarProblem) are transformer_edu.data.grammar_problem's
+  // messages, in English in both editions, as Python prints them.
+  const KOREAN = (document.documentElement.lang || '').startsWith('ko');
+  const WORDS = KOREAN ? {
+    sizes: (runtime, model) => `첫 번역 때 이 사이트에서 ONNX Runtime Web(${runtime})과 모델(${model})을 ` +
+      '내려받습니다.',
+    sizesUnknown: '첫 번역 때 이 사이트에서 ONNX Runtime Web과 모델을 내려받습니다.',
+    translate: '번역',
+    sentence: '한국어 문장',
+    masks: '마스크',
+    padding: ' 패딩 마스크(소스의 <pad> 키 차단)',
+    causal: ' 인과 마스크(디코더가 앞을 미리 보지 못하게 함)',
+    teacherList: '교사 강요 예측, 디코더 위치마다 하나',
+    english: '영어: ',
+    teacherTitle: '교사 강요 재실행: 학습 때처럼 <bos>와 번역을 한꺼번에 넣고, 각 위치가 다음 단어를 ' +
+      '예측합니다(다음 단어와 같으면 ✓):',
+    layer: '층 ',
+    head: '헤드 ',
+    mapsNote: '행은 쿼리, 열은 키입니다. 흰색은 가중치 0, 진한 파란색은 가중치 1, 회색은 마스크가 막은 ' +
+      '쌍입니다. 칸에 마우스를 올리거나 길게 누르면 가중치가 보입니다.',
+    failed: (error) => `번역하지 못했습니다: ${error}`,
+    outside: '모델이 배운 문법 밖의 문장입니다: ',
+    outsideTail: (problem) => `${problem}. 그래도 번역은 하지만, 모델이 배운 것 중 이 문장을 다루는 것이 ` +
+      '없으므로 아래 번역은 추측입니다.',
+    empty: '먼저 한국어 문장을 입력하십시오. 예: 고양이가 생선을 먹었다.',
+    loading: 'ONNX Runtime Web과 모델을 불러오는 중…',
+    loadFailed: (error) => `런타임이나 모델을 불러오지 못했습니다: ${error}`,
+    tooLong: (count, longest) => `토큰이 ${count}개입니다. 모델은 최대 ${longest}개까지 읽습니다.`,
+    done: (ms, loadSeconds) => `${ms} ms 만에 번역했습니다` +
+      (loadSeconds === null ? '.' : `(불러오기 ${loadSeconds} s).`),
+    paddingOffSame: (pads) => `패딩 마스크를 껐습니다. 이제 모든 쿼리가 <pad> 위치 ${pads}개도 볼 수 ` +
+      '있으므로 메모리는 바뀌었지만(인코더 맵 참고), 그리디 번역은 바뀌지 않았습니다.',
+    paddingOffChanged: (pads, masked) => `패딩 마스크를 껐습니다. 이제 모든 쿼리가 <pad> 위치 ${pads}개도 ` +
+      `볼 수 있고, 번역이 바뀌었습니다. 마스크가 있으면 “${masked}”입니다.`,
+    paddingOn: (pads) => `입력한 문장은 더 긴 문장과 함께 배치에 든 것처럼 <pad> 토큰 ${pads}개를 붙여 ` +
+      '실행했습니다. 패딩 마스크가 이 토큰들을 가리므로 번역은 패드가 없을 때와 같습니다.',
+    next: (word) => `✗ (다음 단어는 ${word})`,
+    layerOption: '층',
+    headOption: '헤드',
+    which: (layer, head) => `층 ${layer}, 헤드 ${head}`,
+    encoderMap: (which) => `인코더 셀프 어텐션(${which})`,
+    decoderMap: (which) => `디코더 셀프 어텐션(${which})`,
+    crossMap: (which) => `교차 어텐션(${which})`,
+    mapLabel: (title, rows, cols) => `${title}: 행은 쿼리(${rows}), 열은 키(${cols})입니다. 진할수록 ` +
+      '어텐션이 크고, 회색은 마스크가 막은 칸입니다.',
+    unknown: (hints, many, count, sample) => `모르는 단어: ${hints}. 모델은 학습 데이터에 있는 단어 ` +
+      `${count}개만 압니다(예: ${sample}).`,
+    didYouMean: (word, close) => `“${word}” (혹시 ${close}?)`,
+    or: ' 또는 ',
+    blocked: '차단',
+  } : {
+    sizes: (runtime, model) => `The first translation loads ONNX Runtime Web (${runtime}) ` +
+      `and the model (${model}) from this site.`,
+    sizesUnknown: 'The first translation loads ONNX Runtime Web and the model from this site.',
+    translate: 'Translate',
+    sentence: 'Korean sentence',
+    masks: 'Masks',
+    padding: ' padding mask (source <pad> keys blocked)',
+    causal: ' causal mask (no looking ahead in the decoder)',
+    teacherList: 'Teacher-forced predictions, one per decoder position',
+    english: 'English: ',
+    teacherTitle: 'Teacher-forced re-run: <bos> and the ' +
+      'translation go in at once, as in training; each position predicts the next word ' +
+      '(✓ where it is the word that follows):',
+    layer: 'Layer ',
+    head: 'Head ',
+    mapsNote: 'Rows are the queries, columns the keys; white is ' +
+      'weight 0, dark blue weight 1, grey a pair the mask blocks. Hover or long-press a cell ' +
+      'for its weight.',
+    failed: (error) => `The translation failed: ${error}`,
+    outside: 'Outside the grammar the model learned: ',
+    outsideTail: (problem) => `${problem}. It is translated anyway, but nothing the model learned ` +
+      'covers it, so the translation below is a guess.',
+    empty: 'Type a Korean sentence first, e.g. 고양이가 생선을 먹었다.',
+    loading: 'Loading ONNX Runtime Web and the model…',
+    loadFailed: (error) => `The runtime or the model could not be loaded: ${error}`,
+    tooLong: (count, longest) => `That is ${count} tokens; the model reads at most ${longest}.`,
+    done: (ms, loadSeconds) => `Translated in ${ms} ms` +
+      (loadSeconds === null ? '.' : ` (loading took ${loadSeconds} s).`),
+    paddingOffSame: (pads) => `Padding mask off: every query may now attend to the ${pads} <pad> ` +
+      'positions too, so the memory changed (see the encoder map), yet the greedy translation did not.',
+    paddingOffChanged: (pads, masked) => `Padding mask off: every query may now attend to the ${pads} ` +
+      `<pad> positions too, and the translation changed. With the mask it reads “${masked}”.`,
+    paddingOn: (pads) => `Your sentence ran padded with ${pads} <pad> tokens, as in a ` +
+      'batch with a longer sentence; the padding mask hides them, so the translation is the ' +
+      'same as without them.',
+    next: (word) => `✗ (next is ${word})`,
+    layerOption: 'layer',
+    headOption: 'head',
+    which: (layer, head) => `layer ${layer}, head ${head}`,
+    encoderMap: (which) => `Encoder self-attention (${which})`,
+    decoderMap: (which) => `Decoder self-attention (${which})`,
+    crossMap: (which) => `Cross-attention (${which})`,
+    mapLabel: (title, rows, cols) => `${title}: rows are the queries (${rows}), columns the keys ` +
+      `(${cols}); darker is more attention, grey is blocked by a mask.`,
+    unknown: (hints, many, count, sample) => `Unknown word${many ? 's' : ''}: ${hints}. ` +
+      `The model knows only the ${count} words of its training data, such as ${sample}.`,
+    didYouMean: (word, close) => `“${word}” (did you mean ${close}?)`,
+    or: ' or ',
+    blocked: 'blocked',
+  };
   const SIZES_NOTE = script && script.dataset.runtimeBytes
-    ? `The first translation loads ONNX Runtime Web (${megabytes(script.dataset.runtimeBytes)}) ` +
-      `and the model (${megabytes(script.dataset.modelBytes)}) from this site.`
-    : 'The first translation loads ONNX Runtime Web and the model from this site.';
+    ? WORDS.sizes(megabytes(script.dataset.runtimeBytes), megabytes(script.dataset.modelBytes))
+    : WORDS.sizesUnknown;
   const KNOWN_SHOWN = 8;
 
   // ------------------------------------------------------------------ state
@@ -76,17 +178,17 @@
       autocomplete: 'off', autocapitalize: 'off', spellcheck: 'false', enterkeyhint: 'go',
       'aria-describedby': 'live-translator-note',
     });
-    const run = element('button', { id: 'live-translator-run', type: 'submit', text: 'Translate' });
+    const run = element('button', { id: 'live-translator-run', type: 'submit', text: WORDS.translate });
     const padding = element('input', { id: 'live-translator-padding', type: 'checkbox', checked: true });
     const causal = element('input', { id: 'live-translator-causal', type: 'checkbox', checked: true });
     const form = element('form', { class: 'lt-form', novalidate: true }, [
-      element('label', { for: 'live-translator-input', text: 'Korean sentence' }),
+      element('label', { for: 'live-translator-input', text: WORDS.sentence }),
       element('div', { class: 'lt-row' }, [input, run]),
       element('p', { id: 'live-translator-note', class: 'lt-note', text: SIZES_NOTE }),
       element('fieldset', { class: 'lt-masks' }, [
-        element('legend', { text: 'Masks' }),
-        element('label', {}, [padding, ' padding mask (source <pad> keys blocked)']),
-        element('label', {}, [causal, ' causal mask (no looking ahead in the decoder)']),
+        element('legend', { text: WORDS.masks }),
+        element('label', {}, [padding, WORDS.padding]),
+        element('label', {}, [causal, WORDS.causal]),
       ]),
     ]);
     const status = element('p', { id: 'live-translator-status', class: 'lt-status', role: 'status',
@@ -99,25 +201,21 @@
       for: 'live-translator-input', 'aria-describedby': 'live-translator-grammar' });
     const effect = element('p', { id: 'live-translator-effect', class: 'lt-effect' });
     const teacher = element('ol', { id: 'live-translator-teacher', class: 'lt-teacher',
-      'aria-label': 'Teacher-forced predictions, one per decoder position' });
+      'aria-label': WORDS.teacherList });
     const layer = element('select', { id: 'live-translator-layer' });
     const head = element('select', { id: 'live-translator-head' });
     const maps = element('div', { class: 'lt-maps' });
     const result = element('div', { class: 'lt-result', hidden: true }, [
-      element('p', { class: 'lt-english' }, [element('span', { text: 'English: ' }), output]),
+      element('p', { class: 'lt-english' }, [element('span', { text: WORDS.english }), output]),
       effect,
-      element('p', { class: 'lt-teacher-title', text: 'Teacher-forced re-run: <bos> and the ' +
-        'translation go in at once, as in training; each position predicts the next word ' +
-        '(✓ where it is the word that follows):' }),
+      element('p', { class: 'lt-teacher-title', text: WORDS.teacherTitle }),
       teacher,
       element('div', { class: 'lt-selectors' }, [
-        element('label', { for: 'live-translator-layer', text: 'Layer ' }), layer,
-        element('label', { for: 'live-translator-head', text: 'Head ' }), head,
+        element('label', { for: 'live-translator-layer', text: WORDS.layer }), layer,
+        element('label', { for: 'live-translator-head', text: WORDS.head }), head,
       ]),
       maps,
-      element('p', { class: 'lt-note', text: 'Rows are the queries, columns the keys; white is ' +
-        'weight 0, dark blue weight 1, grey a pair the mask blocks. Hover or long-press a cell ' +
-        'for its weight.' }),
+      element('p', { class: 'lt-note', text: WORDS.mapsNote }),
     ]);
     root.append(form, status, grammar, result);
 
@@ -235,11 +333,10 @@
         .sort((p, q) => p[0] - q[0] || (p[1] < q[1] ? -1 : 1))
         .slice(0, 3)
         .map(([, token]) => token);
-      return close.length ? `“${word}” (did you mean ${close.join(' or ')}?)` : `“${word}”`;
+      return close.length ? WORDS.didYouMean(word, close.join(WORDS.or)) : `“${word}”`;
     });
     const sample = known.filter((token) => !unknown.includes(token)).slice(0, KNOWN_SHOWN);
-    return `Unknown word${unknown.length > 1 ? 's' : ''}: ${hints.join(', ')}. The model knows ` +
-      `only the ${known.length} words of its training data, such as ${sample.join(', ')}.`;
+    return WORDS.unknown(hints.join(', '), unknown.length > 1, known.length, sample.join(', '));
   }
 
   // ------------------------------------------------- the grammar the model learned
@@ -626,7 +723,7 @@
           await runOnce(ui, sentence);
         } catch (error) {
           clearResult(ui);
-          setStatus(ui, `The translation failed: ${error.message || error}`, 'error');
+          setStatus(ui, WORDS.failed(error.message || error), 'error');
           ui.root.dataset.state = 'failed';
         }
       }
@@ -650,23 +747,21 @@
       ui.grammar.replaceChildren();
       return;
     }
-    ui.grammar.replaceChildren(element('strong', { text: 'Outside the grammar the model learned: ' }),
-      `${problem}. It is translated anyway, but nothing the model learned covers it, so the translation ` +
-      'below is a guess.');
+    ui.grammar.replaceChildren(element('strong', { text: WORDS.outside }), WORDS.outsideTail(problem));
   }
 
   async function runOnce(ui, sentence) {
     if (!sentence.trim()) {
-      setStatus(ui, 'Type a Korean sentence first, e.g. 고양이가 생선을 먹었다.', 'error');
+      setStatus(ui, WORDS.empty, 'error');
       return;
     }
     const first = state.loading === null;
-    if (first) setStatus(ui, 'Loading ONNX Runtime Web and the model…');
+    if (first) setStatus(ui, WORDS.loading);
     let model;
     try {
       model = await load();
     } catch (error) {
-      setStatus(ui, `The runtime or the model could not be loaded: ${error.message || error}`, 'error');
+      setStatus(ui, WORDS.loadFailed(error.message || error), 'error');
       return;
     }
     const { vocab } = model;
@@ -682,7 +777,7 @@
     const longest = vocab.max_len - vocab.pad_extra - 1;
     if (count > longest) {
       clearResult(ui);
-      setStatus(ui, `That is ${count} tokens; the model reads at most ${longest}.`, 'error');
+      setStatus(ui, WORDS.tooLong(count, longest), 'error');
       ui.root.dataset.state = 'too-long';
       return;
     }
@@ -704,8 +799,7 @@
     state.lastRun = result;
     show(ui, result);
     showGrammarNote(ui, problem);
-    setStatus(ui, `Translated in ${Math.round(ms)} ms` +
-      (first ? ` (loading took ${(state.timings.loadMs / 1000).toFixed(1)} s).` : '.'));
+    setStatus(ui, WORDS.done(Math.round(ms), first ? (state.timings.loadMs / 1000).toFixed(1) : null));
     ui.root.dataset.state = 'done';
     ui.root.dataset.runs = String(state.timings.runs.length);
   }
@@ -717,23 +811,19 @@
     const padCount = run.sourceTokens.filter((token) => token === '<pad>').length;
     if (!run.usePadding) {
       ui.effect.textContent = run.english === run.maskedEnglish
-        ? `Padding mask off: every query may now attend to the ${padCount} <pad> positions too, ` +
-          'so the memory changed (see the encoder map), yet the greedy translation did not.'
-        : `Padding mask off: every query may now attend to the ${padCount} <pad> positions too, ` +
-          `and the translation changed. With the mask it reads “${run.maskedEnglish}”.`;
+        ? WORDS.paddingOffSame(padCount)
+        : WORDS.paddingOffChanged(padCount, run.maskedEnglish);
     } else {
-      ui.effect.textContent = `Your sentence ran padded with ${padCount} <pad> tokens, as in a ` +
-        'batch with a longer sentence; the padding mask hides them, so the translation is the ' +
-        'same as without them.';
+      ui.effect.textContent = WORDS.paddingOn(padCount);
     }
     ui.teacher.replaceChildren(...run.predictions.map((word, i) => {
       const right = word === run.following[i];
       return element('li', { class: right ? 'lt-right' : 'lt-wrong',
-        text: `${run.targetTokens[i]} → ${word} ${right ? '✓' : `✗ (next is ${run.following[i]})`}` });
+        text: `${run.targetTokens[i]} → ${word} ${right ? '✓' : WORDS.next(run.following[i])}` });
     }));
     const { layers, heads } = slice(run.encoderAttention, 0, 0);
-    fillSelect(ui.layer, layers, 'layer');
-    fillSelect(ui.head, heads, 'head');
+    fillSelect(ui.layer, layers, WORDS.layerOption);
+    fillSelect(ui.head, heads, WORDS.headOption);
     drawMaps(ui, run);
   }
 
@@ -756,13 +846,13 @@
     const srcAllowed = Array.from({ length: S }, () => run.srcMask);
     const crossAllowed = Array.from({ length: T }, () => run.srcMask);
     const tgtAllowed = Array.from({ length: T }, (_, i) => run.tgtMask.slice(i * T, (i + 1) * T));
-    const which = `layer ${layer + 1}, head ${head + 1}`;
+    const which = WORDS.which(layer + 1, head + 1);
     const specs = [
-      ['encoder', `Encoder self-attention (${which})`, run.encoderAttention, srcAllowed,
+      ['encoder', WORDS.encoderMap(which), run.encoderAttention, srcAllowed,
         run.sourceTokens, run.sourceTokens, 'ko', 'ko'],
-      ['decoder', `Decoder self-attention (${which})`, run.decoderAttention, tgtAllowed,
+      ['decoder', WORDS.decoderMap(which), run.decoderAttention, tgtAllowed,
         run.targetTokens, run.targetTokens, 'en', 'en'],
-      ['cross', `Cross-attention (${which})`, run.crossAttention, crossAllowed,
+      ['cross', WORDS.crossMap(which), run.crossAttention, crossAllowed,
         run.targetTokens, run.sourceTokens, 'en', 'ko'],
     ];
     ui.maps.replaceChildren(...specs.map(([id, title, tensor, allowed, rows, cols, rowLang, colLang]) => {
@@ -794,8 +884,7 @@
     const width = rowWidth + cell * colLabels.length + Math.max(4, 0.5 * colLength - cell / 2);
     const height = colHeight + cell * rowLabels.length + 4;
     const svg = svgElement('svg', { viewBox: `0 0 ${width} ${height}`, role: 'img',
-      'aria-label': `${title}: rows are the queries (${rowLabels.join(' ')}), columns the keys ` +
-        `(${colLabels.join(' ')}); darker is more attention, grey is blocked by a mask.` });
+      'aria-label': WORDS.mapLabel(title, rowLabels.join(' '), colLabels.join(' ')) });
     svg.style.maxWidth = `${Math.round(width * 1.15)}px`;
     rowLabels.forEach((label, r) => {
       const text = svgElement('text', { x: rowWidth - 6, y: colHeight + cell * r + cell / 2,
@@ -817,7 +906,7 @@
           height: cell - 1, fill: open ? colourAt(colours, weight) : blocked, 'data-row': r, 'data-col': c,
           'data-weight': weight, 'data-blocked': open ? 'false' : 'true' });
         const tip = svgElement('title');
-        tip.textContent = `${rowLabels[r]} → ${colLabels[c]}: ${open ? weight.toFixed(2) : 'blocked'}`;
+        tip.textContent = `${rowLabels[r]} → ${colLabels[c]}: ${open ? weight.toFixed(2) : WORDS.blocked}`;
         rect.append(tip);
         svg.append(rect);
       });

@@ -636,6 +636,8 @@ def screens(contexts):
 
 
 PAGES = bs.toc_files()
+# The Korean edition (_build/html/ko/): every page, under the same budgets.
+KOREAN_PAGES = [f"ko/{page}" for page in PAGES]
 CHAPTERS = bs.chapter_notebooks()
 CHAPTER_IDS = [path.stem for path in CHAPTERS]
 
@@ -652,7 +654,7 @@ def all_pages(request) -> tuple[Server, str]:
     return request.getfixturevalue("book"), page
 
 
-@pytest.fixture(params=PAGES + [bs.FIXTURE_PAGE])
+@pytest.fixture(params=PAGES + KOREAN_PAGES + [bs.FIXTURE_PAGE])
 def site_page(request):
     return all_pages(request)
 
@@ -914,6 +916,60 @@ def test_the_navigation_toggle_and_search_work(book, contexts, viewport):
             tab.wait_for_timeout(500)
         search.first.click()
         tab.wait_for_selector("#pst-search-dialog[open]", timeout=TIMEOUT_MS)
+        assert visit.errors == []
+    finally:
+        tab.close()
+
+
+@pytest.mark.parametrize("viewport", ["desktop", "phone"])
+def test_the_edition_switch_leads_to_the_same_page_in_the_other_language(book, contexts, viewport):
+    """The header's 한국어 link opens the Korean page, whose English link comes back."""
+    page = "notebooks/03_positional_encoding"
+    visit = open_page(contexts[viewport], book.url(page), math=False)
+    tab = visit.tab
+    tab.set_default_timeout(TIMEOUT_MS)
+    try:
+        link = tab.locator(".bd-header-article a.edition-switch")
+        assert link.is_visible() and link.get_attribute("hreflang") == "ko"
+        with tab.expect_navigation(wait_until="load"):
+            link.click()
+        assert tab.url == book.url(f"ko/{page}")
+        assert tab.get_attribute("html", "lang") == "ko"
+        back = tab.locator(".bd-header-article a.edition-switch")
+        assert back.is_visible() and back.text_content().strip() == "English"
+        back.focus()
+        with tab.expect_navigation(wait_until="load"):
+            tab.keyboard.press("Enter")  # from the keyboard
+        assert tab.url == book.url(page)
+        assert visit.errors == []
+    finally:
+        tab.close()
+
+
+@pytest.mark.parametrize(
+    ("query", "page"),
+    [("어텐션", "notebooks/01_attention"), ("빔 서치를", "notebooks/08_beam_search"),
+     ("층 정규화의", "notebooks/04_layer_norm_and_residuals")],
+)
+def test_korean_search_finds_a_term_with_its_particles(book, contexts, query, page):
+    """The Korean search page (its JavaScript stemmer, book/_ext/editions.py) finds the
+    chapter whose text has the term with particles attached (어텐션을, 어텐션의, ...)."""
+    from urllib.parse import quote
+
+    visit = open_page(contexts["desktop"], f"{book.base}/ko/search.html?q={quote(query)}", math=False)
+    tab = visit.tab
+    tab.set_default_timeout(TIMEOUT_MS)
+    try:
+        tab.wait_for_selector("#search-results ul.search li a", timeout=TIMEOUT_MS)
+        tab.wait_for_function(
+            "() => !document.querySelector('#search-progress')?.textContent.includes('…')"
+            " && document.querySelector('#search-results p.search-summary')",
+            timeout=TIMEOUT_MS,
+        )
+        found = tab.eval_on_selector_all(
+            "#search-results ul.search li a:first-child", "links => links.map(a => a.getAttribute('href'))"
+        )
+        assert any(href.split("?")[0].split("#")[0] == f"{page}.html" for href in found), found[:10]
         assert visit.errors == []
     finally:
         tab.close()

@@ -160,7 +160,8 @@ def site():
         with sync_playwright() as playwright:
             browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_FLAGS)
             try:
-                yield {"browser": browser, "url": f"http://127.0.0.1:{server.server_address[1]}/{PAGE}",
+                root = f"http://127.0.0.1:{server.server_address[1]}"
+                yield {"browser": browser, "url": f"{root}/{PAGE}", "url_ko": f"{root}/ko/{PAGE}",
                        "html_dir": book.html_dir}
             finally:
                 browser.close()
@@ -185,8 +186,8 @@ def metrics():
         print("\nlive translator, measured:", json.dumps(measured, indent=1))
 
 
-def open_page(site, viewport=(1280, 900)):
-    """A fresh browser context (empty cache) on the chapter page, recording what it does."""
+def open_page(site, viewport=(1280, 900), url=None):
+    """A fresh browser context (empty cache) on the chapter page (or ``url``), recording what it does."""
     context = site["browser"].new_context(viewport={"width": viewport[0], "height": viewport[1]})
     tab = context.new_page()
     visit = Visit()
@@ -208,7 +209,7 @@ def open_page(site, viewport=(1280, 900)):
             route.abort()
 
     tab.route("**/*", only_local)
-    tab.goto(site["url"], wait_until="load")
+    tab.goto(url or site["url"], wait_until="load")
     tab.wait_for_selector("#live-translator-run", timeout=RUN_TIMEOUT_MS)
     return context, tab, visit
 
@@ -328,10 +329,11 @@ def test_only_the_demo_page_carries_the_demo(site):
     script_tag = re.compile(r'<script[^>]*\ssrc="[^"]*' + re.escape(extension.SCRIPT))
     pages = sorted(p.relative_to(site["html_dir"]).as_posix() for p in site["html_dir"].rglob("*.html")
                    if script_tag.search(p.read_text(encoding="utf-8")))
-    assert pages == [PAGE]
-    served = site["html_dir"] / extension.TARGET
-    for relative, source in extension.site_files(bs.REPO_ROOT).items():
-        assert (served / relative).read_bytes() == source.read_bytes(), relative
+    assert pages == sorted([PAGE, f"ko/{PAGE}"])  # the chapter, in each edition
+    for edition in (site["html_dir"], site["html_dir"] / "ko"):
+        served = edition / extension.TARGET
+        for relative, source in extension.site_files(bs.REPO_ROOT).items():
+            assert (served / relative).read_bytes() == source.read_bytes(), relative
 
 
 @needs_chromium
@@ -394,6 +396,28 @@ def test_translations_equal_the_translator(site, translator, metrics):
             "per_sentence_ms_median": round(statistics.median(per_sentence), 1),
             "per_sentence_ms_max": round(max(per_sentence), 1),
         })
+        assert_clean(visit)
+    finally:
+        context.close()
+
+
+@needs_chromium
+def test_the_korean_edition_runs_the_demo_too(site, translator):
+    """The Korean chapter's demo loads its own copy of the runtime and the model and translates."""
+    sources = RUNNING[:2]
+    expected = translator.translate(sources, beam_size=1)
+    context, tab, visit = open_page(site, url=site["url_ko"])
+    try:
+        assert tab.get_attribute("html", "lang") == "ko"
+        # its own words in Korean, the same elements as in English
+        assert tab.text_content("#live-translator-run") == "번역"
+        assert tab.text_content("label[for=live-translator-input]") == "한국어 문장"
+        outputs = []
+        for sentence in sources:
+            assert translate(tab, sentence, timeout=LOAD_TIMEOUT_MS) == "done", sentence
+            outputs.append(tab.text_content("#live-translator-output"))
+        assert outputs == expected
+        assert "번역했습니다" in tab.text_content("#live-translator-status")
         assert_clean(visit)
     finally:
         context.close()
