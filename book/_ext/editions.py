@@ -11,16 +11,21 @@ What this extension adds to both builds:
 - **A link to the same page in the other edition** in every page's header
   (``edition-switch.html``), with ``hreflang`` and ``lang``, and the
   matching ``<link rel="alternate" hreflang>`` in ``<head>``.
-- **The API reference's docstrings stay out of the catalogues**: the text
-  that autodoc takes from the package is the package's own (what ``help()``
-  shows), kept in English like the code and its comments; the reference
-  page's own prose is translated.
+- **What is not translated stays out of the catalogues**: the API
+  reference's signatures and every display formula (LaTeX is the same in
+  both editions). The docstrings are translated, as reStructuredText
+  (:class:`TranslateDocstrings`).
 - **The figures' alt text is translated**: myst-nb keeps the cell's images
   in the doctree, and the gettext builder is told to prefer them
   (``nb_mime_priority_overrides`` in ``_config.yml``), so each alt text is a
   message of its page.
 
 And to the Korean build only:
+
+- **Its words**: the title, the theme's words (``locales/ko/LC_MESSAGES/``
+  ``sphinx.po`` and ``booktheme.po``; the latter before sphinx-book-theme's
+  own Korean catalogue, :func:`_theme_words_first`), the search box and
+  myst-nb's toggles of hidden cells.
 
 - **Korean search** (:class:`KoreanSearch`): Sphinx has no Korean search
   language, and its default one indexes 어텐션을 and 어텐션의 as words of
@@ -71,7 +76,7 @@ KOREAN_SUFFIXES = sorted(
         "라는", "이란", "란", "에서는", "에서도", "에서의", "에는", "에도",
         "에의", "으로는", "로는", "으로도", "로도", "으로의", "로의", "와는",
         "과는", "와의", "과의", "와도", "과도", "까지의", "부터는", "만으로",
-        "만을", "만의", "만이", "보다는", "처럼", "이든", "든",
+        "만을", "만의", "만이", "보다는", "이든", "든",
         # plural 들 with a particle
         "들", "들이", "들을", "들은", "들의", "들에", "들로", "들과", "들도",
         "들만", "들에서",

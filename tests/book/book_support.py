@@ -157,6 +157,9 @@ def build_book() -> BookBuild:
          "--path-output", str(REPO_ROOT / "_build" / "i18n"), "-W", "--keep-going", "-q"],
     ]
     log, returncode = "", 0
+    # As .ci/book: no Korean edition of an earlier build in the way.
+    shutil.rmtree(HTML_DIR / "ko", ignore_errors=True)
+    shutil.rmtree(korean_config.parent, ignore_errors=True)
     for index, command in enumerate(steps):
         result = subprocess.run(
             command, cwd=REPO_ROOT, capture_output=True, text=True, timeout=900, env=env
@@ -166,7 +169,6 @@ def build_book() -> BookBuild:
         if returncode:
             break
         if index == 2:
-            shutil.rmtree(HTML_DIR / "ko", ignore_errors=True)
             shutil.move(korean_config.parent / "_build" / "html", HTML_DIR / "ko")
         if index == 3:
             shutil.rmtree(GETTEXT_DIR, ignore_errors=True)

@@ -33,9 +33,9 @@ HANGUL = re.compile(r"[\uac00-\ud7a3]")
 
 sys.path.insert(0, str(ROOT / "scripts"))
 sys.path.insert(0, str(ROOT / "book" / "_ext"))
-import check_translation  # noqa: E402
-import editions  # noqa: E402
-import translate_notebooks  # noqa: E402
+import check_translation
+import editions
+import translate_notebooks
 
 #: The theme's catalogues: written by hand, not extracted from the pages.
 THEME_CATALOGUES = {"sphinx.po", "booktheme.po"}
@@ -118,7 +118,7 @@ def glossary_terms() -> dict[str, list[str]]:
     text = (ROOT / "book" / "glossary.md").read_text(encoding="utf-8")
     body = text.split("```{glossary}", 1)[1]
     terms = {}
-    for english, bold in re.findall(r"^(\S[^\n]*)\n  \*\*([^*]+)\*\*", body, re.M):
+    for english, bold in re.findall(r"^(\S[^\n]*)\n  \*\*([^*]+)\*\*", body, re.MULTILINE):
         names = {n.strip() for n in re.split(r"[()/]", bold) if n.strip()}
         for name in list(names):
             while (shorter := GENERIC_WORDS.sub("", name)) != name and shorter:
@@ -280,7 +280,7 @@ def test_korean_pages_are_in_korean(built):
 def test_korean_pages_show_no_markup_as_text(built):
     broken = []
     for page in bs.toc_files():
-        text = re.sub(r"<(pre|script|style|code|dt)\b.*?</\1>", " ", (KOREAN_HTML / f"{page}.html").read_text(encoding="utf-8"), flags=re.S)
+        text = re.sub(r"<(pre|script|style|code|dt)\b.*?</\1>", " ", (KOREAN_HTML / f"{page}.html").read_text(encoding="utf-8"), flags=re.DOTALL)
         text = re.sub(r"<[^>]+>", " ", text)
         broken += [f"{page}: {m!r}" for m in re.findall(r".{0,30}(?:\*\*(?!kwargs)|\{term\}|\{doc\}|\{cite).{0,30}", text)]
     assert not broken, "\n".join(broken[:20])
@@ -304,7 +304,7 @@ def test_glossary_links_reach_the_korean_glossary(built):
     assert len(anchors) > 100
     # the first term of each entry (an entry may have two: GQA, grouped-query attention)
     entries = [chunk for chunk in glossary.split("</dd>") if '<dt id="term-' in chunk]
-    terms = [re.search(r'<dt id="term-[^"]+">(.*?)<a class="headerlink"', e, re.S).group(1) for e in entries]
+    terms = [re.search(r'<dt id="term-[^"]+">(.*?)<a class="headerlink"', e, re.DOTALL).group(1) for e in entries]
     names = [re.sub(r"<[^>]+>", "", t).strip() for t in terms]
     hangul = [n for n in names if HANGUL.match(n)]
     assert hangul == sorted(hangul, key=str.casefold), "the Korean glossary is not in 가나다 order"
