@@ -124,6 +124,8 @@ def glossary_terms() -> dict[str, list[str]]:
             while (shorter := GENERIC_WORDS.sub("", name)) != name and shorter:
                 names.add(shorter)
                 name = shorter
+            if name.endswith("팅"):  # the verb of a loanword: 브로드캐스팅 -> 브로드캐스트됩니다
+                names.add(name[:-1] + "트")
         terms[english.strip()] = sorted(names)
     return terms
 
