@@ -225,6 +225,19 @@ def _is_docstring(node: nodes.Node) -> bool:
     return False
 
 
+def _page_catalogue(transform: SphinxTransform):
+    """The current page's Korean catalogue (a gettext translations object), as
+    Sphinx's Locale transform finds it, or None when the page has none."""
+    from sphinx.locale import init as init_locale
+    from sphinx.util.i18n import docname_to_domain
+
+    config, env = transform.config, transform.env
+    domain = docname_to_domain(env.docname, config.gettext_compact)
+    folders = [os.path.join(env.srcdir, folder) for folder in config.locale_dirs]
+    catalog, found = init_locale(folders, config.language, domain)
+    return catalog if found else None
+
+
 class TranslateDocstrings(SphinxTransform):
     """Translate the API reference's docstrings as reStructuredText.
 
@@ -241,15 +254,11 @@ class TranslateDocstrings(SphinxTransform):
     def apply(self, **kwargs) -> None:
         if edition(self.config) == "en":
             return
-        from sphinx.locale import init as init_locale
         from sphinx.transforms.i18n import _NodeUpdater, publish_msgstr
-        from sphinx.util.i18n import docname_to_domain
         from sphinx.util.nodes import extract_messages
 
-        domain = docname_to_domain(self.env.docname, self.config.gettext_compact)
-        folders = [os.path.join(self.env.srcdir, folder) for folder in self.config.locale_dirs]
-        catalog, found = init_locale(folders, self.config.language, domain)
-        if not found:
+        catalog = _page_catalogue(self)
+        if catalog is None:
             return
         for node, message in list(extract_messages(self.document)):
             if not _is_docstring(node):
@@ -293,13 +302,8 @@ class TranslateTocCaptions(SphinxTransform):
         toctrees = list(self.document.findall(addnodes.toctree))
         if not any(node.get("caption") for node in toctrees):
             return
-        from sphinx.locale import init as init_locale
-        from sphinx.util.i18n import docname_to_domain
-
-        domain = docname_to_domain(self.env.docname, self.config.gettext_compact)
-        folders = [os.path.join(self.env.srcdir, folder) for folder in self.config.locale_dirs]
-        catalog, found = init_locale(folders, self.config.language, domain)
-        if not found:
+        catalog = _page_catalogue(self)
+        if catalog is None:
             return
         for node in toctrees:
             if node.get("caption"):
