@@ -11,7 +11,7 @@ Module                 What it holds                                            
 ``positional``         the sinusoidal positional encoding                          3
 ``layers``             layer normalisation, the position-wise feed-forward net     4
 ``encoder``            the encoder layer and stack                                 5
-``decoder``            the decoder layer and stack; the key/value cache            6, 8
+``decoder``            the decoder layer and stack                                 6
 ``model``              the whole Transformer and its configuration                 6
 ``interop``            copying weights from PyTorch's own modules                  4-6
 ``data``               toy tasks, the Korean grammar, vocabulary, batches;         7, 9
@@ -21,6 +21,7 @@ Module                 What it holds                                            
 ``checkpoint``         saving and loading models                                   7
 ``metrics``            exact match and BLEU                                        7
 ``seeds``              the seeds a chapter runs under                              7
+``kv_cache``           the key/value cache of step-by-step decoding                8
 ``decoding``           greedy decoding, beam search, sampling                      8
 ``translation``        the Translator, the shipped model, its ONNX export          8
 ``profiling``          where a decoding step's time goes                           8
@@ -30,19 +31,21 @@ Module                 What it holds                                            
 ``cli``                the command lines (``python -m transformer_edu.cli.train``)  7-9
 =====================  ==========================================================  =======
 
-Argument checks sit at the public entry points (helpers in ``_validate``);
-the math inside computes. Shape legend: B batch, S source length, T target
-length, L any length, D = d_model, H heads, d_k = D / H, V vocabulary size.
-Boolean masks: ``True`` = may attend.
+Argument checks sit at the public entry points, the doors (``_validate``):
+a call from outside the package checks its arguments once, and the layers
+and decoding steps it runs compute without checking again. Shape legend:
+B batch, S source length, T target length, L any length, D = d_model,
+H heads, d_k = D / H, V vocabulary size. Boolean masks: ``True`` = may attend.
 """
 
 from .attention import MultiHeadAttention, record_attention, scaled_dot_product_attention
 from .checkpoint import load_checkpoint, load_model, save_checkpoint
 from .data import Vocab, load_tsv_pairs, make_batches, toy_translation_splits
-from .decoder import Decoder, DecoderLayer, KVCache
+from .decoder import Decoder, DecoderLayer
 from .decoding import beam_search, greedy_decode, sample
 from .encoder import Encoder, EncoderLayer
 from .interop import copy_weights_from_torch
+from .kv_cache import KVCache
 from .layers import LayerNorm, PositionwiseFeedForward
 from .masks import causal_mask, padding_mask, target_mask
 from .model import Transformer, TransformerConfig, count_parameters

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from contextlib import contextmanager
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 import torch
 import torch.nn.functional as F
@@ -16,14 +16,13 @@ from torch import Tensor, nn
 
 from . import _validate
 
-__all__ = [
-    "scaled_dot_product_attention",
-    "MultiHeadAttention",
-    "record_attention",
-    "stacked_projections",
-]
+if TYPE_CHECKING:
+    from .kv_cache import MemoryCache, SelfAttentionCache
+
+__all__ = ["scaled_dot_product_attention", "MultiHeadAttention", "record_attention"]
 
 
+@_validate.door(_validate.heads_inputs)
 def scaled_dot_product_attention(
     query: Tensor,
     key: Tensor,
@@ -46,11 +45,13 @@ def scaled_dot_product_attention(
         mask: boolean, ``True`` where a query may attend to a key; must
             broadcast to the scores' shape (..., Lq, Lk).
         dropout_p: probability of zeroing an attention weight (applied
-            whenever > 0, as in :func:`torch.nn.functional.scaled_dot_product_attention`).
+            whenever > 0, as in :func:`torch.nn.functional.scaled_dot_product_attention`;
+            the weights kept are scaled by 1 / (1 − ``dropout_p``)).
 
     Returns:
         ``(output, weights)``: the weighted sums of the values and the
-        attention weights (each row sums to 1, or to 0 if fully blocked).
+        attention weights they used (each row sums to 1, or to 0 if fully
+        blocked; after dropout, when ``dropout_p`` > 0).
 
     Shape:
         - query: (..., Lq, d_k)
@@ -62,7 +63,6 @@ def scaled_dot_product_attention(
 
     See Chapter 1.
     """
-    _validate.heads_inputs(query, key, value, mask, dropout_p)
     scores = query @ key.transpose(-2, -1) / math.sqrt(query.shape[-1])  # (..., Lq, Lk)
     if mask is not None:
         scores = scores.masked_fill(~mask, torch.finfo(scores.dtype).min)
@@ -105,18 +105,14 @@ class MultiHeadAttention(nn.Module):
         - output: (B, Lq, D)
         - weights: (B, H, Lq, Lk)
 
-    See Chapter 2.
+    See Chapter 2, and Chapter 8 for the cache.
     """
 
     def __init__(self, d_model: int, n_heads: int, dropout: float = 0.0, bias: bool = True) -> None:
         super().__init__()
         _validate.positive_int("d_model", d_model)
         _validate.positive_int("n_heads", n_heads)
-        if d_model % n_heads:
-            raise ValueError(
-                f"n_heads = {n_heads} must divide d_model = {d_model} "
-                f"(each head gets d_model / n_heads features)"
-            )
+        _validate.heads_divide(d_model, n_heads)
         self.d_model = d_model
         self.n_heads = n_heads
         self.d_k = d_model // n_heads
@@ -128,9 +124,9 @@ class MultiHeadAttention(nn.Module):
             nn.init.zeros_(self.w_k.bias)
             self.w_k.bias.requires_grad_(False)
         self.dropout = nn.Dropout(_validate.probability("dropout", dropout))
-        self._recorder: tuple[dict[str, Tensor], str] | None = None
-        self._frozen: dict[int, tuple[Tensor, Tensor | None]] | None = None  # see stacked_projections
+        self._recorder: tuple[dict[str, Tensor], str] | None = None  # see record_attention
 
+    @_validate.door(_validate.attention_inputs)
     def forward(
         self,
         query: Tensor,
@@ -138,6 +134,8 @@ class MultiHeadAttention(nn.Module):
         value: Tensor,
         mask: Tensor | None = None,
         need_weights: bool = True,
+        *,
+        cache: SelfAttentionCache | MemoryCache | None = None,
     ) -> tuple[Tensor, Tensor | None]:
         """Attend from ``query`` to ``key`` / ``value``.
 
@@ -146,21 +144,41 @@ class MultiHeadAttention(nn.Module):
             key: the sequence being searched.
             value: what is returned; usually the same tensor as ``key``.
             mask: boolean, ``True`` = may attend; broadcastable to (B, H, Lq, Lk).
-            need_weights: return the attention weights. ``False`` takes the
-                fused :func:`torch.nn.functional.scaled_dot_product_attention`
-                path, which is faster and returns ``None`` for the weights.
+            need_weights: return the attention weights, computed by
+                :func:`scaled_dot_product_attention` (Chapter 1). ``False``
+                runs PyTorch's fused
+                :func:`torch.nn.functional.scaled_dot_product_attention`
+                instead, which computes the same output faster and returns
+                ``None`` for the weights.
+            cache: while decoding step by step (Chapter 8), this layer's part
+                of a :class:`~transformer_edu.KVCache`: a
+                :class:`~transformer_edu.kv_cache.SelfAttentionCache` (the
+                keys and values of ``key``'s new positions are added to the
+                cached ones, and the mask covers them all) or a
+                :class:`~transformer_edu.kv_cache.MemoryCache` (the keys and
+                values of the memory, projected at the first step only).
 
         Returns:
             ``(output, weights)`` with weights of shape (B, H, Lq, Lk), or
             ``None`` when ``need_weights`` is ``False``.
         """
-        _validate.attention_inputs(query, key, value, mask, self.d_model, self.n_heads)
-        if query is key and key is value:  # self-attention: one matrix product for Q, K and V
-            q, k, v = self.project_qkv(query)
+        q = self.split_heads(self.w_q(query))  # (B, H, Lq, d_k)
+        if cache is not None and cache.holds_memory:  # cross-attention after the first step (Chapter 8):
+            k, v = cache.keys, cache.values  # the memory's keys and values, kept
         else:
-            q = self.split_heads(self.w_q(query))
-            k, v = self.project_kv(key, value)
-        return self.attend(q, k, v, mask, need_weights)
+            k = self.split_heads(self.w_k(key))  # (B, H, Lk, d_k)
+            v = self.split_heads(self.w_v(value))  # (B, H, Lk, d_k)
+            if cache is not None:  # keep them for the next steps; self-attention gets the cached
+                k, v = cache.update(k, v)  # positions, then the new ones: (B, H, t + Lk, d_k)
+        p = self.dropout.p if self.training else 0.0
+        if need_weights or self._recorder is not None:
+            out, weights = scaled_dot_product_attention(q, k, v, mask, p)  # (B, H, Lq, d_k), (B, H, Lq, Lk)
+            if self._recorder is not None:
+                maps, name = self._recorder
+                maps[name] = weights.detach()
+        else:  # the same attention in PyTorch's fused kernel, which keeps no weights
+            out, weights = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=p), None
+        return self.w_o(self.merge_heads(out)), (weights if need_weights else None)
 
     def split_heads(self, x: Tensor) -> Tensor:
         """(B, L, D) → (B, H, L, d_k)."""
@@ -174,151 +192,17 @@ class MultiHeadAttention(nn.Module):
         x = x.transpose(1, 2)  # (B, L, H, d_k), no longer contiguous
         return x.reshape(batch, length, self.d_model)  # (B, L, D)
 
-    def project_kv(self, key: Tensor, value: Tensor) -> tuple[Tensor, Tensor]:
-        """Project keys and values and split them into heads, (B, Lk, D) → (B, H, Lk, d_k).
-
-        Exposed so a decoder can cache the result (Chapter 8).
-        """
-        if key is value:  # cross-attention reads one memory: one product for K and V
-            k, v = self._project_heads(key, (self.w_k, self.w_v))
-            return k, v
-        return self.split_heads(self.w_k(key)), self.split_heads(self.w_v(value))
-
-    def project_qkv(self, x: Tensor) -> tuple[Tensor, Tensor, Tensor]:
-        """Self-attention's Q, K and V of one sequence, split into heads, (B, L, D) → 3 × (B, H, L, d_k).
-
-        Computes x [W_Q | W_K | W_V] as one matrix product, which is faster
-        than three and gives the same numbers up to rounding.
-        """
-        q, k, v = self._project_heads(x, (self.w_q, self.w_k, self.w_v))
-        return q, k, v
-
-    def _project_heads(self, x: Tensor, linears: tuple[nn.Linear, ...]) -> tuple[Tensor, ...]:
-        """x [W_1 | … | W_n] as one matrix product, split into n projections of H heads each.
-
-        The same as ``split_heads(linear(x))`` for each of the n linears, in
-        three cheap view operations instead of 3n (it matters while decoding,
-        where every step pays for every operation).
-
-        Shape:
-            - x: (B, L, D)
-            - output: n × (B, H, L, d_k)
-        """
-        if self._frozen is not None:  # decoding: the stacked matrix is made once, not at every step
-            key = len(linears)  # 3: W_Q|W_K|W_V, 2: W_K|W_V
-            if key not in self._frozen:
-                self._frozen[key] = _stack(linears)
-            weight, bias = self._frozen[key]
-        else:
-            weight, bias = _stack(linears)
-        return self.split_stacked_heads(F.linear(x, weight, bias), len(linears))
-
-    def split_stacked_heads(self, y: Tensor, n: int) -> tuple[Tensor, ...]:
-        """n projections side by side, each split into heads: (B, L, n·D) → n × (B, H, L, d_k), views."""
-        batch, length, _ = y.shape
-        y = y.view(batch, length, n, self.n_heads, self.d_k)  # (B, L, n, H, d_k)
-        return y.permute(2, 0, 3, 1, 4).unbind(0)  # n × (B, H, L, d_k)
-
-    def attend(
-        self, q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, need_weights: bool = True
-    ) -> tuple[Tensor, Tensor | None]:
-        """Attention over already projected heads, then the output projection W_O.
-
-        The second half of :meth:`forward`, for a caller that projects (and
-        caches) the heads itself, as :class:`~transformer_edu.DecoderLayer`
-        does; it checks nothing: :meth:`forward`, or the caller's own entry
-        point, has.
-
-        Shape:
-            - q: (B, H, Lq, d_k); k, v: (B, H, Lk, d_k)
-            - mask: boolean, ``True`` = may attend, broadcastable to (B, H, Lq, Lk)
-            - output: (B, Lq, D); weights: (B, H, Lq, Lk) or ``None``
-        """
-        p = self.dropout.p if self.training else 0.0
-        if need_weights or self._recorder is not None:
-            out, weights = scaled_dot_product_attention(q, k, v, mask)
-            if self._recorder is not None:
-                maps, name = self._recorder
-                maps[name] = weights.detach()
-            if p > 0.0:  # dropout on the weights, the recorded picture stays clean
-                weights = self.dropout(weights)
-                out = weights @ v
-        else:
-            out, weights = _fused_attention(q, k, v, mask, p), None
-        return self.w_o(self.merge_heads(out)), (weights if need_weights else None)
-
-
-def _stack(linears: tuple[nn.Linear, ...]) -> tuple[Tensor, Tensor | None]:
-    """The weights (and biases) of several projections stacked, for one matrix product."""
-    weight = torch.cat([linear.weight for linear in linears])  # (n·D, D)
-    bias = None if linears[0].bias is None else torch.cat([linear.bias for linear in linears])  # (n·D,)
-    return weight, bias
-
-
-# Since PyTorch 2.5 every backend of F.scaled_dot_product_attention answers a
-# query that may attend to no key with zeros, as our scaled_dot_product_attention
-# does (pytorch/pytorch#131863); before, it returned NaN.
-def _torch_version() -> tuple[int, int]:
-    """PyTorch's (major, minor) version, read from its version string; (0, 0)
-    where that is not a version (e.g. the book's API page, which documents the
-    package with torch mocked)."""
-    try:
-        major, minor = str(torch.__version__).split("+")[0].split(".")[:2]
-        return int(major), int(minor)
-    except ValueError:
-        return 0, 0
-
-
-_KERNEL_ZEROES_BLOCKED_ROWS = _torch_version() >= (2, 5)
-
-
-def _fused_attention(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, dropout_p: float) -> Tensor:
-    """PyTorch's fused kernel, with fully blocked query rows answered by zeros.
-
-    On PyTorch < 2.5 the kernel returns NaN for a query that may attend to
-    nothing, so such rows are opened up for the kernel and zeroed afterwards.
-    That needs to know whether there are any (``bool(…)``, a host–device
-    synchronisation on a GPU), so newer versions skip it.
-    """
-    if mask is None or _KERNEL_ZEROES_BLOCKED_ROWS:
-        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p)
-    has_key = mask.any(dim=-1, keepdim=True)  # (…, Lq, 1)
-    if bool(has_key.all()):
-        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p)
-    out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask | ~has_key, dropout_p=dropout_p)
-    return out.masked_fill(~has_key, 0.0)
-
-
-@contextmanager
-def stacked_projections(model: nn.Module) -> Iterator[None]:
-    """Stack each attention layer's projection matrices once for the whole ``with`` block.
-
-    Self-attention computes x [W_Q | W_K | W_V] as one matrix product, and
-    cross-attention m [W_K | W_V]; in training the stacked matrix is rebuilt at
-    every call, as the weights change. While decoding they do not, and
-    rebuilding it at every step would copy every projection matrix once per
-    generated token. Inside the block, each :class:`MultiHeadAttention` of
-    ``model`` builds it at its first call and reuses it; do not change the
-    weights inside the block. Used by :mod:`transformer_edu.decoding`.
-    """
-    layers = [m for m in model.modules() if isinstance(m, MultiHeadAttention) and m._frozen is None]
-    for layer in layers:
-        layer._frozen = {}
-    try:
-        yield
-    finally:
-        for layer in layers:
-            layer._frozen = None
-
 
 @contextmanager
 def record_attention(model: nn.Module) -> Iterator[dict[str, Tensor]]:
     """Record the attention weights of every :class:`MultiHeadAttention` in ``model``.
 
-    Inside the ``with`` block, each attention layer takes the path that
-    computes weights and stores them, detached, in the yielded dictionary under
-    its module name (e.g. ``"encoder.layers.0.self_attn"``), shaped
-    (B, H, Lq, Lk). The last call of each layer wins.
+    Inside the ``with`` block, each attention layer computes its weights with
+    :func:`scaled_dot_product_attention` (rather than PyTorch's fused kernel)
+    and stores them, detached, in the yielded dictionary under its module name
+    (e.g. ``"encoder.layers.0.self_attn"``), shaped (B, H, Lq, Lk): the
+    weights it applied, so after dropout in training mode. The last call of
+    each layer wins.
 
     Example::
 
@@ -330,8 +214,7 @@ def record_attention(model: nn.Module) -> Iterator[dict[str, Tensor]]:
     """
     maps: dict[str, Tensor] = {}
     layers = [(name, m) for name, m in model.named_modules() if isinstance(m, MultiHeadAttention)]
-    if not layers:
-        raise ValueError(f"model ({type(model).__name__}) has no MultiHeadAttention layers to record")
+    _validate.has_attention(model, layers)
     for name, layer in layers:
         layer._recorder = (maps, name)
     try:

@@ -20,14 +20,12 @@ Chapter 8, so a forward hook or :func:`~transformer_edu.record_attention`
 sees every step.
 
 Each step is kept lean (profile it with :mod:`transformer_edu.profiling`):
-the arguments are checked once, before the first step; the steps run in
-``torch.inference_mode``; each attention layer stacks its projection
-matrices once for the whole loop
-(:func:`~transformer_edu.attention.stacked_projections`); the cache is
-preallocated and written in place; the output layer runs on the last
-position only; and no loop reads a value back from the device at every
-step, only every few steps, so a GPU is not made to wait for Python at
-every token.
+the arguments are checked once, at the door, before the first step, and the
+steps call ``model.decode`` without checking again; they run in
+``torch.inference_mode``; the cache is preallocated and written in place;
+the output layer runs on the last position only; and no loop reads a value
+back from the device at every step, only every few steps, so a GPU is not
+made to wait for Python at every token.
 
 Shape legend: B sources, S source length, K beams, V target vocabulary size,
 L generated length (BOS not included). Masks: ``True`` = may attend.
@@ -44,7 +42,6 @@ import torch
 from torch import Tensor
 
 from . import _validate
-from .attention import stacked_projections
 from .masks import causal_mask, padding_mask
 from .model import Transformer
 
@@ -117,69 +114,28 @@ def _inference(model: Transformer) -> Iterator[None]:
     ``torch.inference_mode`` is ``torch.no_grad`` that also skips autograd's
     bookkeeping of versions and views, a few microseconds per operation.
     Tensors made inside can never enter autograd, so results leave as copies.
-    Each attention layer's projections are stacked once for the whole loop
-    (:func:`~transformer_edu.attention.stacked_projections`).
     """
     was_training = model.training
     switch = any(module.training for module in model.modules())  # a model in eval mode is left alone
     if switch:
         model.eval()
     try:
-        with torch.inference_mode(), stacked_projections(model):
+        with torch.inference_mode():
             yield
     finally:
         if switch:
             model.train(was_training)
 
 
-def _token_id(name: str, value: object, vocab_size: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{name} must be an int token id, got {type(value).__name__} ({value!r})")
-    if not 0 <= value < vocab_size:
-        raise ValueError(f"{name} = {value} is outside the target vocabulary [0, {vocab_size - 1}]")
-    return value
-
-
-def _prepare(
-    model: Transformer, src: Tensor, src_mask: Tensor | None, max_len: int, min_len: int,
-    bos_id: int, eos_id: int, pad_id: int | None, unk_id: int | None = None,
-) -> tuple[Tensor, int, list[int]]:
-    """Check the common arguments; return the source mask, the padding id and the ids never generated."""
-    if not isinstance(model, Transformer):
-        raise TypeError(f"model must be a Transformer, got {type(model).__name__}")
-    config = model.config
-    _validate.tensor("src", src)
-    if src.dim() != 2:
-        raise ValueError(
-            f"src must be 2-D (B, S) token ids, got shape {tuple(src.shape)}; "
-            "for one sentence use src.unsqueeze(0)"
-        )
-    if src.shape[0] == 0:
-        raise ValueError(f"src holds no sentences (shape {tuple(src.shape)}); pass at least one")
-    _validate.token_ids("src", src, config.src_vocab_size, config.max_len)
-    device = next(model.parameters()).device
-    if src.device != device:
-        raise ValueError(
-            f"src is on {src.device} but the model is on {device}; move it with src.to({str(device)!r})"
-        )
-    _validate.positive_int("max_len", max_len)
-    if max_len > config.max_len:
-        raise ValueError(f"max_len = {max_len} exceeds the model's max_len = {config.max_len} positions")
-    if isinstance(min_len, bool) or not isinstance(min_len, int) or not 0 <= min_len <= max_len:
-        raise ValueError(f"min_len must be an int in [0, max_len = {max_len}], got {min_len!r}")
-    _token_id("bos_id", bos_id, config.tgt_vocab_size)
-    _token_id("eos_id", eos_id, config.tgt_vocab_size)
-    pad_id = config.pad_id if pad_id is None else _token_id("pad_id", pad_id, config.tgt_vocab_size)
-    never = {bos_id, pad_id}
-    if unk_id is not None:
-        never.add(_token_id("unk_id", unk_id, config.tgt_vocab_size))
-    if eos_id in never:
-        raise ValueError(f"eos_id = {eos_id} must differ from bos_id, pad_id and unk_id ({sorted(never)})")
+def _prepare(model: Transformer, src: Tensor, src_mask: Tensor | None, pad_id: int | None, bos_id: int,
+             unk_id: int | None) -> tuple[Tensor, int, list[int]]:
+    """The source mask (B, 1 or H, 1, S), the padding id and the ids never generated (arguments checked at the door)."""
     if src_mask is None:
-        src_mask = padding_mask(src, config.pad_id)  # (B, 1, 1, S)
+        src_mask = padding_mask(src, model.config.pad_id)  # (B, 1, 1, S)
     else:
-        _validate.attention_mask("src_mask", src_mask, src.shape[0], config.n_heads, 1, src.shape[1])
         src_mask = src_mask.expand(src.shape[0], -1, -1, -1)  # (B, 1 or H, 1, S)
+    pad_id = model.config.pad_id if pad_id is None else pad_id
+    never = {bos_id, pad_id} | ({unk_id} if unk_id is not None else set())
     return src_mask, pad_id, sorted(never)
 
 
@@ -197,14 +153,12 @@ def _forbidden_ids(never: list[int], eos_id: int, vocab_size: int, device: torch
 
 
 class _NextToken:
-    """The logits of every row's next token, computed by the model's own decoder.
+    """The logits of every row's next token: :meth:`Transformer.decode <transformer_edu.Transformer.decode>`.
 
-    Each call runs :meth:`Transformer.decode <transformer_edu.Transformer.decode>`'s
-    three steps (target embedding, :class:`~transformer_edu.Decoder`, output
-    layer) without its checks: the loop checked its arguments once, and its
-    tokens are ones the model chose. With a cache only the newest token goes
-    through the layers; without, the whole prefix does, under the causal
-    mask. The output layer runs on the last position only.
+    With a cache only the newest token goes through the layers; without,
+    the whole prefix does, under the causal mask. Either way the output layer
+    runs on the last position only (``last_only``). The loop checked its
+    arguments at the door, so ``decode`` checks nothing here.
 
     Args:
         model: the model (in eval mode, under ``torch.inference_mode``).
@@ -223,14 +177,13 @@ class _NextToken:
 
     def __call__(self, tokens: Tensor) -> Tensor:
         """Logits (N, V) of the position after ``tokens`` (N, t), BOS first."""
-        model = self.model
-        if self.cache is not None:  # the newest token, at position t − 1; it may see every cached one
-            x = model.embed_target(tokens[:, -1:], self.cache.length)  # (N, 1, D)
-            h = model.decoder(x, self.memory, self.src_mask, None, self.cache)  # (N, 1, D)
+        if self.cache is not None:  # the newest token; it may see every cached one (no mask)
+            logits = self.model.decode(tokens[:, -1:], self.memory, self.src_mask, cache=self.cache)
         else:  # the whole prefix, under the causal mask cut to size
             t = tokens.shape[1]
-            h = model.decoder(model.embed_target(tokens), self.memory, self.src_mask, self.causal[:, :, :t, :t])
-        return model.output(h[:, -1])  # (N, V)
+            logits = self.model.decode(tokens, self.memory, self.src_mask, self.causal[:, :, :t, :t],
+                                       last_only=True)
+        return logits[:, -1]  # (N, V)
 
     def reorder(self, rows: Tensor) -> None:
         """Row i continues the past of row ``rows[i]`` (beam search: each kept beam takes its origin's).
@@ -261,7 +214,7 @@ _CHECK_EVERY = 8
 
 
 def _generate(model, src, pick, *, max_len, bos_id, eos_id, pad_id, unk_id, src_mask, min_len, use_cache) -> Tensor:
-    src_mask, pad_id, never = _prepare(model, src, src_mask, max_len, min_len, bos_id, eos_id, pad_id, unk_id)
+    src_mask, pad_id, never = _prepare(model, src, src_mask, pad_id, bos_id, unk_id)
     batch, device = src.shape[0], src.device
     forbidden, forbidden_early = _forbidden_ids(never, eos_id, model.config.tgt_vocab_size, device)
     with _inference(model):
@@ -285,6 +238,7 @@ def _generate(model, src, pick, *, max_len, bos_id, eos_id, pad_id, unk_id, src_
     return generated.clone()  # an ordinary tensor, made outside inference mode
 
 
+@_validate.door(_validate.decoding_inputs)
 def greedy_decode(
     model: Transformer, src: Tensor, *, max_len: int, bos_id: int, eos_id: int, pad_id: int | None = None,
     unk_id: int | None = None, src_mask: Tensor | None = None, min_len: int = 0, use_cache: bool = True,
@@ -322,6 +276,7 @@ def greedy_decode(
                      use_cache=use_cache)
 
 
+@_validate.door(_validate.decoding_inputs)
 def sample(
     model: Transformer, src: Tensor, *, max_len: int, bos_id: int, eos_id: int, temperature: float = 1.0,
     top_k: int | None = None, generator: torch.Generator | None = None, pad_id: int | None = None,
@@ -340,11 +295,6 @@ def sample(
 
     See Chapter 8.
     """
-    if isinstance(temperature, bool) or not isinstance(temperature, (int, float)) or not temperature > 0:
-        raise ValueError(f"temperature must be a positive number, got {temperature!r}")
-    if top_k is not None:
-        _validate.positive_int("top_k", top_k)
-
     def pick(logits: Tensor) -> Tensor:
         logits = logits / temperature  # (B, V)
         if top_k is not None and top_k < logits.shape[-1]:
@@ -431,10 +381,7 @@ def _beam_search(
     from the batch; a source that is done before then is frozen (it adds no
     more hypotheses). With ``trace`` it reads every step's candidates.
     """
-    src_mask, pad_id, never = _prepare(model, src, src_mask, max_len, min_len, bos_id, eos_id, pad_id, unk_id)
-    _validate.positive_int("beam_size", beam_size)
-    if isinstance(length_penalty, bool) or not isinstance(length_penalty, (int, float)) or length_penalty < 0:
-        raise ValueError(f"length_penalty must be a number ≥ 0 (the α of GNMT), got {length_penalty!r}")
+    src_mask, pad_id, never = _prepare(model, src, src_mask, pad_id, bos_id, unk_id)
     K, V = beam_size, model.config.tgt_vocab_size
     W = min(2 * K, K * V)  # expansions considered per source and step
     device = src.device
@@ -526,6 +473,7 @@ def _trace_step(trace: list[BeamStep], step: int, prefixes: Tensor, log_prob: Te
                                  for j in range(len(lps)) if math.isfinite(lps[j])]))
 
 
+@_validate.door(_validate.decoding_inputs)
 def beam_search(
     model: Transformer, src: Tensor, *, max_len: int, bos_id: int, eos_id: int, beam_size: int = 4,
     length_penalty: float = 0.6, pad_id: int | None = None, unk_id: int | None = None,
@@ -585,6 +533,7 @@ def beam_search(
     return tokens.to(src.device), scores.to(src.device)
 
 
+@_validate.door(_validate.decoding_inputs)
 def beam_search_nbest(model: Transformer, src: Tensor, *, max_len: int, bos_id: int, eos_id: int,
                       beam_size: int = 4, length_penalty: float = 0.6, **options) -> list[list[Hypothesis]]:
     """Like :func:`beam_search`, but return every source's finished hypotheses (up to K), best first.
@@ -599,6 +548,7 @@ def beam_search_nbest(model: Transformer, src: Tensor, *, max_len: int, bos_id: 
                                                           "use_cache": True, **options})
 
 
+@_validate.door(_validate.trace_inputs)
 def beam_search_trace(model: Transformer, src: Tensor, *, max_len: int, bos_id: int, eos_id: int,
                       beam_size: int = 4, length_penalty: float = 0.6, **options
                       ) -> tuple[list[Hypothesis], list[BeamStep]]:
@@ -613,11 +563,6 @@ def beam_search_trace(model: Transformer, src: Tensor, *, max_len: int, bos_id: 
         :class:`BeamStep` per decoding step listing the 2K best expansions
         (prefix, summed log-probability, ``"kept"`` / ``"finished"`` / ``"dropped"``).
     """
-    _validate.tensor("src", src)
-    if src.dim() != 2 or src.shape[0] != 1:
-        raise ValueError(
-            f"beam_search_trace follows one source: src must have shape (1, S), got {tuple(src.shape)}"
-        )
     steps: list[BeamStep] = []
     hypotheses = _beam_search(model, src, beam_size=beam_size, max_len=max_len, bos_id=bos_id, eos_id=eos_id,
                               length_penalty=length_penalty, trace=steps,

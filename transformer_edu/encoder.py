@@ -46,18 +46,18 @@ class EncoderLayer(nn.Module):
         self.dropout2 = nn.Dropout(dropout)
         self.norm_first = bool(norm_first)
 
+    @_validate.door(lambda self, x, mask=None: _validate.encoder_inputs(self.self_attn, x, mask))
     def forward(self, x: Tensor, mask: Tensor | None = None) -> Tensor:
-        _validate.sequence("x", x, self.self_attn.d_model)
+        def self_attention(y: Tensor) -> Tensor:
+            return self.self_attn(y, y, y, mask, need_weights=False)[0]
+
         if self.norm_first:
-            x = x + self.dropout1(self._attend(self.norm1(x), mask))
+            x = x + self.dropout1(self_attention(self.norm1(x)))
             x = x + self.dropout2(self.feed_forward(self.norm2(x)))
         else:
-            x = self.norm1(x + self.dropout1(self._attend(x, mask)))
+            x = self.norm1(x + self.dropout1(self_attention(x)))
             x = self.norm2(x + self.dropout2(self.feed_forward(x)))
         return x
-
-    def _attend(self, x: Tensor, mask: Tensor | None) -> Tensor:
-        return self.self_attn(x, x, x, mask, need_weights=False)[0]
 
 
 class Encoder(nn.Module):
@@ -94,6 +94,7 @@ class Encoder(nn.Module):
         )
         self.norm = LayerNorm(d_model) if norm_first else None
 
+    @_validate.door(lambda self, x, mask=None: _validate.encoder_inputs(self.layers[0].self_attn, x, mask))
     def forward(self, x: Tensor, mask: Tensor | None = None) -> Tensor:
         for layer in self.layers:
             x = layer(x, mask)

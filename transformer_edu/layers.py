@@ -33,17 +33,13 @@ class LayerNorm(nn.Module):
 
     def __init__(self, d_model: int, eps: float = 1e-5) -> None:
         super().__init__()
-        _validate.positive_int("d_model", d_model)
-        if isinstance(eps, bool) or not isinstance(eps, (int, float)) or eps <= 0:
-            raise ValueError(f"eps must be a positive number, got {eps!r}")
-        self.d_model = d_model
-        self.eps = float(eps)
+        self.d_model = _validate.positive_int("d_model", d_model)
+        self.eps = _validate.positive_number("eps", eps)
         self.gamma = nn.Parameter(torch.ones(d_model))  # scale γ
         self.beta = nn.Parameter(torch.zeros(d_model))  # shift β
 
+    @_validate.door(lambda self, x: _validate.features("x", x, self.d_model))
     def forward(self, x: Tensor) -> Tensor:
-        _validate.float_tensor("x", x)
-        _validate.width("x", x, self.d_model)
         return F.layer_norm(x, (self.d_model,), self.gamma, self.beta, self.eps)
 
     def extra_repr(self) -> str:
@@ -76,8 +72,7 @@ class PositionwiseFeedForward(nn.Module):
         self.w_2 = nn.Linear(d_ff, d_model)
         self.dropout = nn.Dropout(_validate.probability("dropout", dropout))
 
+    @_validate.door(lambda self, x: _validate.features("x", x, self.w_1.in_features))
     def forward(self, x: Tensor) -> Tensor:
-        _validate.float_tensor("x", x)
-        _validate.width("x", x, self.w_1.in_features)
         hidden = F.relu(self.w_1(x))  # (B, L, d_ff)
         return self.w_2(self.dropout(hidden))

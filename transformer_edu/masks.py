@@ -18,6 +18,7 @@ from . import _validate
 __all__ = ["padding_mask", "causal_mask", "target_mask"]
 
 
+@_validate.door(lambda tokens, pad_id=0: _validate.tensor("tokens", tokens, 2))
 def padding_mask(tokens: Tensor, pad_id: int = 0) -> Tensor:
     """Mask that lets every query attend to the real (non-padding) keys.
 
@@ -32,28 +33,33 @@ def padding_mask(tokens: Tensor, pad_id: int = 0) -> Tensor:
         - tokens: (B, L)
         - output: (B, 1, 1, L), broadcasting over heads and queries.
     """
-    tokens = _validate.tensor("tokens", tokens, 2)
     return (tokens != pad_id)[:, None, None, :]  # (B, 1, 1, L)
 
 
-def causal_mask(size: int, device: torch.device | str | None = None) -> Tensor:
+@_validate.door(_validate.causal_mask_inputs)
+def causal_mask(size: int, device: torch.device | str | None = None, offset: int = 0) -> Tensor:
     """Look-ahead mask: position ``i`` may attend to positions ``0 … i`` only.
+
+    With an ``offset``, the L positions come after ``offset`` earlier ones (a
+    decoding step with a key/value cache, Chapter 8): position ``i`` may
+    attend to the earlier ones and to ``0 … i`` of its own.
 
     Args:
         size: the sequence length L.
         device: where to create the mask.
+        offset: the number of earlier positions every position may see.
 
     Returns:
-        Boolean lower-triangular mask, ``True`` on and below the diagonal.
+        Boolean mask, ``True`` on and below the diagonal (moved right by ``offset``).
 
     Shape:
-        - output: (1, 1, L, L)
+        - output: (1, 1, L, offset + L)
     """
-    _validate.positive_int("size", size)
-    allowed = torch.ones(size, size, dtype=torch.bool, device=device).tril()
-    return allowed[None, None]  # (1, 1, L, L)
+    allowed = torch.ones(size, offset + size, dtype=torch.bool, device=device).tril(diagonal=offset)
+    return allowed[None, None]  # (1, 1, L, offset + L)
 
 
+@_validate.door(lambda tokens, pad_id=0: _validate.tensor("tokens", tokens, 2))
 def target_mask(tokens: Tensor, pad_id: int = 0) -> Tensor:
     """Decoder self-attention mask: causal *and* not padding.
 
@@ -69,5 +75,4 @@ def target_mask(tokens: Tensor, pad_id: int = 0) -> Tensor:
         - tokens: (B, T)
         - output: (B, 1, T, T)
     """
-    tokens = _validate.tensor("tokens", tokens, 2)
     return padding_mask(tokens, pad_id) & causal_mask(tokens.shape[1], tokens.device)  # (B, 1, T, T)

@@ -5,13 +5,13 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass, fields
 
-import torch
 from torch import Tensor, nn
 
 from . import _validate
-from .decoder import Decoder, KVCache
+from .decoder import Decoder
 from .encoder import Encoder
-from .masks import padding_mask, target_mask
+from .kv_cache import KVCache
+from .masks import causal_mask, padding_mask, target_mask
 from .positional import SinusoidalPositionalEncoding
 
 __all__ = ["Transformer", "TransformerConfig", "count_parameters"]
@@ -59,20 +59,13 @@ class TransformerConfig:
     def __post_init__(self) -> None:
         for name in ("src_vocab_size", "tgt_vocab_size", "d_model", "n_heads", "d_ff", "n_layers", "max_len"):
             _validate.positive_int(name, getattr(self, name))
-        if not isinstance(self.src_positional, bool):
-            raise TypeError(f"src_positional must be a bool, got {self.src_positional!r}")
+        for name in ("share_embeddings", "tie_output", "norm_first", "src_positional"):
+            _validate.boolean(name, getattr(self, name))
         _validate.probability("dropout", self.dropout)
-        if self.d_model % self.n_heads:
-            raise ValueError(f"n_heads = {self.n_heads} must divide d_model = {self.d_model}")
-        if self.d_model % 2:
-            raise ValueError(f"d_model must be even for the sinusoidal encoding, got {self.d_model}")
-        if isinstance(self.pad_id, bool) or not isinstance(self.pad_id, int):
-            raise TypeError(f"pad_id must be an int, got {type(self.pad_id).__name__}")
-        if not 0 <= self.pad_id < min(self.src_vocab_size, self.tgt_vocab_size):
-            raise ValueError(
-                f"pad_id = {self.pad_id} must be a valid id of both vocabularies "
-                f"(sizes {self.src_vocab_size} and {self.tgt_vocab_size})"
-            )
+        _validate.heads_divide(self.d_model, self.n_heads)
+        _validate.even("d_model", self.d_model, "for the sinusoidal encoding")
+        _validate.token_id("pad_id", self.pad_id, min(self.src_vocab_size, self.tgt_vocab_size),
+                           "vocabularies' common ids")
         if self.share_embeddings and self.src_vocab_size != self.tgt_vocab_size:
             raise ValueError(
                 "share_embeddings needs one vocabulary for source and target, got "
@@ -141,9 +134,7 @@ class Transformer(nn.Module):
 
     def __init__(self, config: TransformerConfig) -> None:
         super().__init__()
-        if not isinstance(config, TransformerConfig):
-            raise TypeError(f"config must be a TransformerConfig, got {type(config).__name__}")
-        self.config = c = config
+        self.config = c = _validate.instance("config", config, TransformerConfig, "a TransformerConfig")
         self.src_embed = nn.Embedding(c.src_vocab_size, c.d_model)
         self.tgt_embed = self.src_embed if c.share_embeddings else nn.Embedding(c.tgt_vocab_size, c.d_model)
         self.positional = SinusoidalPositionalEncoding(c.d_model, c.max_len, c.dropout)
@@ -160,23 +151,24 @@ class Transformer(nn.Module):
         for embedding in embeddings:
             nn.init.normal_(embedding.weight, mean=0.0, std=c.d_model ** -0.5)
 
+    @_validate.door(_validate.model_forward_inputs)
     def forward(
         self, src: Tensor, tgt: Tensor, src_mask: Tensor | None = None, tgt_mask: Tensor | None = None
     ) -> Tensor:
         """Logits for every target position, given the whole (shifted) target: teacher forcing."""
         if src_mask is None:
-            _validate.tensor("src", src, 2)
             src_mask = padding_mask(src, self.config.pad_id)  # (B, 1, 1, S)
-        memory = self.encode(src, src_mask)  # checks the token ids
-        return self.decode(tgt, memory, src_mask, tgt_mask)
+        memory = self.encode(src, src_mask)  # (B, S, D)
+        return self.decode(tgt, memory, src_mask, tgt_mask)  # (B, T, V)
 
+    @_validate.door(_validate.model_encode_inputs)
     def encode(self, src: Tensor, src_mask: Tensor | None = None) -> Tensor:
         """Run the encoder. Returns ``memory`` of shape (B, S, D)."""
-        src = self._check_tokens("src", src, self.config.src_vocab_size)
         if src_mask is None:
             src_mask = padding_mask(src, self.config.pad_id)  # (B, 1, 1, S)
         return self.encoder(self.embed_source(src), src_mask)
 
+    @_validate.door(_validate.model_decode_inputs)
     def decode(
         self,
         tgt: Tensor,
@@ -184,6 +176,8 @@ class Transformer(nn.Module):
         src_mask: Tensor | None = None,
         tgt_mask: Tensor | None = None,
         cache: KVCache | None = None,
+        *,
+        last_only: bool = False,
     ) -> Tensor:
         """Run the decoder and the output layer. Returns logits of shape (B, T, V).
 
@@ -191,26 +185,24 @@ class Transformer(nn.Module):
         left as ``None``, every memory position is visible. ``tgt_mask`` left as
         ``None`` is built from ``tgt``: padding plus causal.
 
-        With a :class:`KVCache` (step-by-step decoding, Chapter 8), ``tgt`` holds
-        only the new positions, which continue the ``cache.length`` positions
-        decoded so far; the default mask then lets each new position see all
-        cached positions and the new ones up to itself.
+        With a :class:`~transformer_edu.KVCache` (step-by-step decoding,
+        Chapter 8), ``tgt`` holds only the new positions, which continue the
+        ``cache.length`` positions decoded so far; the default mask then lets
+        each new position see all cached positions and the new ones up to
+        itself. ``last_only=True`` applies the output layer to the last
+        position only, (B, 1, V): all a decoding step needs.
 
-        The token ids are checked here (reading their smallest and largest
-        value); the decoding loops of :mod:`~transformer_edu.decoding` check
-        their source once and then run the three steps below themselves,
-        as their own tokens need no check.
+        Called from outside the package, it checks its arguments (reading the
+        token ids' smallest and largest value); the decoding loops of
+        :mod:`~transformer_edu.decoding` check theirs once, before the first
+        step, and then call it unchecked.
         """
-        tgt = self._check_tokens("tgt", tgt, self.config.tgt_vocab_size)
-        if cache is not None and not isinstance(cache, KVCache):
-            raise TypeError(f"cache must be a KVCache (see new_cache), got {type(cache).__name__}")
+        offset = 0 if cache is None else cache.length
         if tgt_mask is None:
             tgt_mask = self._default_tgt_mask(tgt, cache)
-        x = self.embed_target(tgt, 0 if cache is None else cache.length)  # (B, T, D)
-        _validate.decoder_inputs(x, memory, src_mask, tgt_mask, cache, cache_type=KVCache,
-                                 d_model=self.config.d_model, heads=self.config.n_heads,
-                                 n_layers=self.config.n_layers, name="tgt")
-        return self.output(self.decoder(x, memory, src_mask, tgt_mask, cache))  # (B, T, V)
+        x = self.embed_target(tgt, offset)  # (B, T, D)
+        h = self.decoder(x, memory, src_mask, tgt_mask, cache)  # (B, T, D)
+        return self.output(h[:, -1:] if last_only else h)  # (B, T or 1, V)
 
     def embed_source(self, src: Tensor) -> Tensor:
         """Source ids → vectors: embedding · √d_model + positional encoding, then dropout.
@@ -238,13 +230,12 @@ class Transformer(nn.Module):
         return self.positional(self.tgt_embed(tgt) * self.embed_scale, offset=offset)  # (B, T, D)
 
     def _default_tgt_mask(self, tgt: Tensor, cache: KVCache | None) -> Tensor | None:
+        """Padding and causal without a cache; with one, causal over the cached and the new positions."""
         if cache is None:
             return target_mask(tgt, self.config.pad_id)  # (B, 1, T, T)
         if tgt.shape[1] == 1:
             return None  # one new position may see all cached positions and itself
-        steps, offset = tgt.shape[1], cache.length
-        allowed = torch.ones(steps, offset + steps, dtype=torch.bool, device=tgt.device)
-        return allowed.tril(diagonal=offset)[None, None]  # (1, 1, T, t + T)
+        return causal_mask(tgt.shape[1], tgt.device, offset=cache.length)  # (1, 1, T, t + T)
 
     def new_cache(self, capacity: int | None = None) -> KVCache:
         """An empty key/value cache for :meth:`decode` (Chapter 8).
@@ -257,15 +248,9 @@ class Transformer(nn.Module):
         """
         if capacity is not None:
             _validate.positive_int("capacity", capacity)
-            if capacity > self.config.max_len:
-                raise ValueError(
-                    f"capacity = {capacity} exceeds the model's max_len = {self.config.max_len} "
-                    "positions: the positional encoding covers no more"
-                )
+            _validate.not_above("capacity", capacity, self.config.max_len, "the model's max_len",
+                                " positions: the positional encoding covers no more")
         return KVCache(len(self.decoder.layers), capacity)
-
-    def _check_tokens(self, name: str, tokens: Tensor, vocab_size: int) -> Tensor:
-        return _validate.token_ids(name, tokens, vocab_size, self.config.max_len)
 
 
 def count_parameters(model: nn.Module, trainable_only: bool = False) -> int:

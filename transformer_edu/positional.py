@@ -36,11 +36,7 @@ def sinusoidal_table(max_len: int, d_model: int) -> Tensor:
     See Chapter 3.
     """
     _validate.positive_int("max_len", max_len)
-    _validate.positive_int("d_model", d_model)
-    if d_model % 2:
-        raise ValueError(
-            f"d_model must be even for the sinusoidal encoding (sine and cosine pairs), got {d_model}"
-        )
+    _validate.even("d_model", d_model, "for the sinusoidal encoding (sine and cosine pairs)")
     position = torch.arange(max_len, dtype=torch.float64)[:, None]  # (max_len, 1)
     frequency = torch.exp(
         torch.arange(0, d_model, 2, dtype=torch.float64) * (-math.log(10000.0) / d_model)
@@ -77,18 +73,11 @@ class SinusoidalPositionalEncoding(nn.Module):
         self.register_buffer("pe", sinusoidal_table(max_len, d_model))  # (max_len, D)
         self.dropout = nn.Dropout(_validate.probability("dropout", dropout))
 
+    @_validate.door(_validate.positional_inputs)
     def forward(self, x: Tensor, offset: int = 0) -> Tensor:
         """Add the encodings of positions ``offset … offset + L − 1``.
 
         ``offset`` is the number of positions already decoded, for step-by-step
         decoding with a key/value cache (Chapter 8).
         """
-        _validate.float_tensor("x", x, 3)
-        _validate.width("x", x, self.d_model)
-        end = offset + x.shape[1]
-        if offset < 0 or end > self.max_len:
-            raise ValueError(
-                f"positions {offset}…{end - 1} are outside the table of max_len = {self.max_len}; "
-                "raise max_len or shorten the input"
-            )
-        return self.dropout(x + self.pe[offset:end].to(x.dtype))  # (B, L, D)
+        return self.dropout(x + self.pe[offset : offset + x.shape[1]].to(x.dtype))  # (B, L, D)

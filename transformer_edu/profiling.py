@@ -35,6 +35,8 @@ from typing import Callable, Iterator, NamedTuple
 import torch
 from torch.profiler import ProfilerActivity, profile, record_function
 
+from . import _validate
+
 __all__ = ["StepProfile", "profile_steps", "CATEGORIES", "decoding_macs"]
 
 #: Operator categories, in the order :meth:`StepProfile.table` prints them,
@@ -171,12 +173,9 @@ def profile_steps(
     See Chapter 8.
     """
     for name, value in (("steps", steps), ("repeats", repeats), ("n_top", n_top)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ValueError(f"{name} must be an int ≥ 1, got {value!r}")
-    if isinstance(warmup, bool) or not isinstance(warmup, int) or warmup < 0:
-        raise ValueError(f"warmup must be an int ≥ 0, got {warmup!r}")
-    if not callable(run):
-        raise TypeError(f"run must be a function without arguments, got {type(run).__name__}")
+        _validate.positive_int(name, value)
+    _validate.int_in_range("warmup", warmup, 0)
+    _validate.function("run", run, "a function without arguments")
     device = None if device is None else torch.device(device)
     for _ in range(warmup):
         run()

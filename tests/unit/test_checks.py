@@ -48,7 +48,8 @@ def test_a_correct_attention_passes(capsys):
 
 def test_the_package_attention_and_pytorchs_pass():
     assert checks.check_attention(te.scaled_dot_product_attention)
-    assert checks.check_attention(make_attention(fill=-1e4, return_weights=True))
+    assert checks.check_attention(torch.nn.functional.scaled_dot_product_attention)  # mask as attn_mask
+    assert checks.check_attention(make_attention(fill=-1e4, return_weights=True))  # a fill that fits float16
 
 
 @pytest.mark.parametrize(

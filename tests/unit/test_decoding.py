@@ -1,15 +1,16 @@
 """Greedy decoding, beam search and sampling (transformer_edu.decoding, Chapter 8)."""
 
+import collections
+import itertools
 import math
+import sys
 
 import pytest
 import torch
 from torch import nn
 
 import transformer_edu as te
-import transformer_edu.attention as attention_module
-
-from transformer_edu import Transformer, TransformerConfig
+from transformer_edu import Transformer, TransformerConfig, _validate
 from transformer_edu.decoding import (
     beam_search,
     beam_search_nbest,
@@ -102,6 +103,93 @@ def test_cache_gives_identical_results(model, src, decode):
         torch.testing.assert_close(scores, scores_without, atol=1e-5, rtol=1e-5)
 
 
+CONFIGS = {
+    "post-LN": {},
+    "pre-LN, tied output": dict(norm_first=True, tie_output=True),
+    "shared embeddings": dict(share_embeddings=True),
+}
+
+
+@pytest.mark.parametrize("options", CONFIGS.values(), ids=list(CONFIGS))
+def test_the_loops_decode_alike_with_and_without_the_cache_in_every_configuration(options, tiny_model, src):
+    model = tiny_model(src_vocab_size=V, tgt_vocab_size=V, **options)
+    with torch.no_grad():
+        model.output.bias[EOS] += 1.0  # some outputs end early, others run to max_len
+    steps = dict(max_len=12, **IDS)
+    results = {}
+    for use_cache in (True, False):
+        results[use_cache] = (
+            greedy_decode(model, src, use_cache=use_cache, **steps),
+            [[h.tokens for h in hs] for hs in beam_search_nbest(model, src, beam_size=3, use_cache=use_cache, **steps)],
+            sample(model, src, generator=torch.Generator().manual_seed(0), use_cache=use_cache, **steps),
+        )
+    (greedy, nbest, drawn), (greedy_plain, nbest_plain, drawn_plain) = results[True], results[False]
+    assert torch.equal(greedy, greedy_plain) and nbest == nbest_plain and torch.equal(drawn, drawn_plain)
+
+
+def test_double_precision_decodes(tiny_model, src):
+    model = tiny_model(src_vocab_size=V, tgt_vocab_size=V).double()
+    assert torch.equal(greedy_decode(model, src, max_len=12, **IDS),
+                       greedy_decode(model, src, max_len=12, use_cache=False, **IDS))
+
+
+# The loops run the model's own modules (Chapter 6's decoder, Chapter 8's cache): a hook or
+# record_attention sees every step, and a replaced module changes what they decode.
+
+
+def test_forward_hooks_on_a_decoder_layer_and_its_attentions_fire_at_every_decoding_step(model, src):
+    seen = {"layer": [], "self_attn": [], "cross_attn": []}
+    layer = model.decoder.layers[1]
+    modules = {"layer": layer, "self_attn": layer.self_attn, "cross_attn": layer.cross_attn}
+    handles = [m.register_forward_hook(lambda module, args, out, name=name: seen[name].append(
+        (out if name == "layer" else out[0]).shape)) for name, m in modules.items()]
+    try:
+        greedy_decode(model, src, max_len=6, min_len=6, **IDS)  # exactly 6 steps
+    finally:
+        for handle in handles:
+            handle.remove()
+    assert seen == {name: [torch.Size([6, 1, 32])] * 6 for name in seen}  # one new position per step
+
+
+def test_a_forward_hook_on_a_decoder_layer_fires_at_every_beam_search_step(model, src):
+    rows = []
+    handle = model.decoder.layers[0].register_forward_hook(lambda module, args, out: rows.append(out.shape[0]))
+    try:
+        beam_search_nbest(model, src[:1], beam_size=3, max_len=5, min_len=5, **IDS)  # exactly 5 steps
+    finally:
+        handle.remove()
+    assert rows == [3] * 5  # the 3 beams of the one source, one new position each step
+
+
+def test_record_attention_records_while_decoding(model, src):
+    with te.record_attention(model) as maps:
+        tokens = greedy_decode(model, src, max_len=5, min_len=5, **IDS)
+    # The last step's maps: its one new position over the 5 cached ones (BOS + 4 tokens) …
+    assert maps["decoder.layers.0.self_attn"].shape == (6, 4, 1, 5)
+    assert maps["decoder.layers.1.cross_attn"].shape == (6, 4, 1, 9)
+    # … which sum to 1 and give padded source positions no weight
+    torch.testing.assert_close(maps["decoder.layers.1.cross_attn"].sum(-1), torch.ones(6, 4, 1))
+    assert maps["decoder.layers.1.cross_attn"][3, :, :, 4:].abs().max() == 0
+    # Recording changes nothing that is decoded
+    assert torch.equal(tokens, greedy_decode(model, src, max_len=5, min_len=5, **IDS))
+
+
+def test_a_replaced_module_changes_what_the_loops_decode(tiny_model, src):
+    class GeluFeedForward(te.PositionwiseFeedForward):
+        def forward(self, x):
+            return self.w_2(self.dropout(torch.nn.functional.gelu(self.w_1(x))))
+
+    model = tiny_model(src_vocab_size=V, tgt_vocab_size=V)
+    steps = dict(max_len=12, min_len=12, **IDS)
+    relu = greedy_decode(model, src, **steps)
+    gelu = GeluFeedForward(32, 64)
+    gelu.load_state_dict(model.decoder.layers[0].feed_forward.state_dict())
+    model.decoder.layers[0].feed_forward = gelu
+    changed = greedy_decode(model, src, **steps)
+    assert not torch.equal(changed, relu)
+    assert torch.equal(changed, greedy_decode(model, src, use_cache=False, **steps))  # both ways alike
+
+
 def test_nbest_lists_agree_with_and_without_cache(model, src):
     a = beam_search_nbest(model, src, max_len=MAX_LEN, beam_size=4, **IDS)
     b = beam_search_nbest(model, src, max_len=MAX_LEN, beam_size=4, use_cache=False, **IDS)
@@ -157,8 +245,7 @@ class ScriptedDecoder(nn.Module):
     def forward(self, x, memory, src_mask=None, tgt_mask=None, cache=None):
         ids = x[..., 0]  # (N, T) the token ids, as floats
         if cache is not None:
-            keys, _ = cache.append(0, ids[:, None, :, None], ids[:, None, :, None])  # (N, 1, t, 1)
-            cache.length += ids.shape[1]
+            keys, _ = cache.layers[0].self_attn.update(ids[:, None, :, None], ids[:, None, :, None])  # (N, 1, t, 1)
             ids = keys[:, 0, :, 0]  # (N, t) the whole prefix
         probs = torch.stack([self.next_probs(row.long().tolist()) for row in ids])  # (N, V), the last position's
         return probs.log()[:, None].expand(-1, x.shape[1], -1)  # (N, T, V); decoding reads only the last
@@ -242,13 +329,23 @@ def test_min_len_forbids_an_early_eos(model, src):
     assert not (tokens[:, :5] == EOS).any()
 
 
-def test_decoding_restores_training_mode_and_ignores_dropout(model, src):
-    expected = greedy_decode(model, src, max_len=MAX_LEN, **IDS)
-    model.train()
+def test_decoding_restores_training_mode_and_ignores_dropout(tiny_model, src):
+    """In training mode with P_drop = 0.5 every step's logits would move; decoding switches dropout off."""
+    model = tiny_model(seed=2, src_vocab_size=V, tgt_vocab_size=V, dropout=0.5)
+    seen = []
+    handle = model.output.register_forward_hook(lambda module, args, out: seen.append(out.clone()))
     try:
+        expected = greedy_decode(model, src, max_len=MAX_LEN, **IDS)  # the model is in eval mode
+        clean, seen[:] = list(seen), []
+        model.train()
         assert torch.equal(greedy_decode(model, src, max_len=MAX_LEN, **IDS), expected)
-        assert model.training
+        assert model.training  # restored
+        assert len(seen) == len(clean) and all(torch.equal(a, b) for a, b in zip(seen, clean))
+        with torch.no_grad():  # the same model, left in training mode, decodes other logits
+            assert not torch.allclose(model(src, torch.full((src.shape[0], 1), BOS)),
+                                      model.eval()(src, torch.full((src.shape[0], 1), BOS)))
     finally:
+        handle.remove()
         model.eval()
 
 
@@ -286,16 +383,18 @@ def test_length_penalty_formula():
         (dict(src=torch.tensor([[4.0, 5.0]])), TypeError, "integer token ids"),
         (dict(src_mask=torch.ones(1, 9, dtype=torch.bool)), ValueError, "src_mask must be 4-D"),
         (dict(src_mask=torch.ones(2, 1, 1, 8, dtype=torch.bool)), ValueError, "does not broadcast"),
+        (dict(model=nn.Linear(2, 2)), TypeError, "model must be a Transformer"),
+        (dict(use_cache=1), TypeError, "use_cache must be True or False"),
     ],
 )
 def test_bad_arguments_are_named(model, src, change, error, match):
-    arguments = dict(src=src[:2], max_len=10, beam_size=2, **IDS) | change
+    arguments = dict(model=model, src=src[:2], max_len=10, beam_size=2, **IDS) | change
     with pytest.raises(error, match=match):
-        beam_search(model, **arguments)
+        beam_search(**arguments)
     if "beam_size" not in change and "length_penalty" not in change:
         arguments.pop("beam_size")
         with pytest.raises(error, match=match):
-            greedy_decode(model, **arguments)
+            greedy_decode(**arguments)
 
 
 def test_an_explicit_src_mask_is_used(model, src):
@@ -357,15 +456,6 @@ def _reads_and_ops(run):
     return sum(e.name == "aten::_local_scalar_dense" for e in events), events
 
 
-# Before PyTorch 2.5 the fused kernel answers a fully blocked query with NaN, so
-# the package reads the mask once per attention call (attention._fused_attention).
-reads_once_per_call_before_2_5 = pytest.mark.skipif(
-    not attention_module._KERNEL_ZEROES_BLOCKED_ROWS,
-    reason=f"PyTorch {torch.__version__} < 2.5: one device read per attention call",
-)
-
-
-@reads_once_per_call_before_2_5
 def test_greedy_reads_the_device_only_every_few_steps(model, src):
     from transformer_edu import decoding
 
@@ -377,7 +467,6 @@ def test_greedy_reads_the_device_only_every_few_steps(model, src):
         assert reads[24] <= 4 + 24 // decoding._CHECK_EVERY + 2  # + the source's ids, checked at entry
 
 
-@reads_once_per_call_before_2_5
 def test_beam_search_reads_the_device_only_every_few_steps(model, src, monkeypatch):
     from transformer_edu import decoding
 
@@ -395,8 +484,58 @@ def test_beam_search_reads_the_device_only_every_few_steps(model, src, monkeypat
     assert tables[24] <= 24 // decoding._CHECK_EVERY + 5  # + the finished hypotheses, read once at the end
 
 
-@reads_once_per_call_before_2_5
-def test_each_cached_step_runs_without_checks_concatenation_or_masks(model, src):
+def _check_calls(run) -> collections.Counter:
+    """The calls of the checks in transformer_edu._validate while ``run()`` runs, by name.
+
+    Every public function and ``forward`` passes through its door (``_validate.door``'s
+    ``checked_call``), which runs the checks for a call from outside the package only; the
+    doors themselves are not counted, the checks they run are.
+    """
+    calls = collections.Counter()
+    path = _validate.__file__
+
+    def profiler(frame, event, arg):
+        if event == "call" and frame.f_code.co_filename == path and frame.f_code.co_name != "checked_call":
+            calls[frame.f_code.co_name] += 1
+
+    sys.setprofile(profiler)
+    try:
+        run()
+    finally:
+        sys.setprofile(None)
+    return calls
+
+
+@pytest.mark.parametrize("use_cache", [True, False])
+def test_a_decoding_step_runs_no_check(model, src, use_cache):
+    """The decoding function checks its arguments at its door, once; its steps call model.decode
+    and every layer without checking again: 30 steps run exactly the checks of 10."""
+    counts = {steps: _check_calls(lambda: greedy_decode(model, src, max_len=steps, min_len=steps,
+                                                        use_cache=use_cache, **IDS))
+              for steps in (10, 30)}
+    assert counts[30] == counts[10]  # nothing per step, so nothing per layer
+    assert counts[10]["decoding_inputs"] == 1 and counts[10]["token_ids"] == 1  # the source's ids, once
+    beam = {steps: _check_calls(lambda: beam_search(model, src, max_len=steps, min_len=steps, beam_size=3,
+                                                    use_cache=use_cache, **IDS))
+            for steps in (10, 30)}
+    assert beam[30] == beam[10] and beam[10]["decoding_inputs"] == 1
+
+
+def test_a_decode_call_from_outside_checks_once_whatever_the_number_of_layers(src, tiny_model):
+    """A reader's own loop calling model.decode step by step: each call is checked at the door, once,
+    and none of the layers inside checks again."""
+    counts = {}
+    for n_layers in (1, 3):
+        model = tiny_model(src_vocab_size=V, tgt_vocab_size=V, n_layers=n_layers)
+        with torch.no_grad():
+            memory, cache = model.encode(src), model.new_cache(4)
+            step = torch.full((src.shape[0], 1), BOS)
+            counts[n_layers] = _check_calls(lambda: model.decode(step, memory, te.padding_mask(src), cache=cache))
+    assert counts[1] == counts[3] and counts[1]["model_decode_inputs"] == 1
+    assert counts[1]["decoder_layer_inputs"] == counts[1]["attention_inputs"] == counts[1]["features"] == 0
+
+
+def test_a_cached_step_concatenates_nothing_and_builds_no_mask(model, src):
     counts = {}
     for steps in (10, 30):
         _, events = _reads_and_ops(lambda: greedy_decode(model, src, max_len=steps, min_len=steps, **IDS))
@@ -406,8 +545,8 @@ def test_each_cached_step_runs_without_checks_concatenation_or_masks(model, src)
 
     checks = 30 // _CHECK_EVERY - 10 // _CHECK_EVERY  # "has every sentence ended?", every few steps
     assert counts[30]["aten::any"] - counts[10]["aten::any"] == checks  # and no other test of the ids
-    assert {k: v for k, v in counts[10].items() if k != "aten::any"} == {  # weights stacked once per call,
-        k: v for k, v in counts[30].items() if k != "aten::any"}  # ids checked once, no mask per step
+    assert {k: v for k, v in counts[10].items() if k != "aten::any"} == {  # no cache grown by cat,
+        k: v for k, v in counts[30].items() if k != "aten::any"}  # ids read once, no mask per step
     assert counts[30]["aten::tril"] == 0
 
 
@@ -415,26 +554,8 @@ def test_results_are_ordinary_tensors_and_the_model_is_left_as_it_was(model, src
     out = greedy_decode(model, src, max_len=5, **IDS)
     tokens, scores = beam_search(model, src, max_len=5, beam_size=2, **IDS)
     assert not out.is_inference() and not tokens.is_inference() and not scores.is_inference()
-    assert all(m._frozen is None for m in model.modules() if isinstance(m, te.MultiHeadAttention))
     embedded = model.tgt_embed(out)  # usable in autograd, e.g. to train on the outputs
     assert embedded.requires_grad
-
-
-def test_stacked_projections_are_built_once_and_dropped_after():
-    from transformer_edu.attention import stacked_projections
-
-    mha = te.MultiHeadAttention(16, 2).eval()
-    x = torch.randn(2, 3, 16)
-    expected = mha(x, x, x)[0]
-    with torch.no_grad(), stacked_projections(mha):
-        first = mha(x, x, x)[0]
-        weight = mha._frozen[3][0]
-        assert weight.shape == (48, 16)  # W_Q | W_K | W_V
-        second = mha(x, x, x)[0]
-        assert mha._frozen[3][0] is weight  # reused, not rebuilt
-    assert mha._frozen is None
-    torch.testing.assert_close(first, expected)
-    torch.testing.assert_close(second, expected)
 
 
 # Beam search's stopping rule: a source's search ends after the first step at which its best
@@ -478,3 +599,91 @@ def test_beam_search_stops_exactly_when_no_live_beam_can_win():
     # The cases include searches that stop before max_len, and searches that went on after K
     # hypotheses had finished: "stop at K finished" would have stopped those early.
     assert stopped_early >= 10 and stopped_after_k_finished >= 5, (stopped_early, stopped_after_k_finished)
+
+
+# Two oracles for the stopping rule: a search that never stops early, and an exhaustive search.
+
+
+@torch.no_grad()
+def beam_search_without_early_stopping(model, src, beam_size, alpha, max_len):
+    """Beam search by the package's rule, written plainly, that runs all max_len steps.
+
+    Of the K · V expansions the 2K best are considered; EOS among the K best ends a hypothesis,
+    the K best others live on; at the end the live beams compete, unfinished. Returns the best
+    (tokens, score) of everything that finished.
+    """
+    vocab = model.config.tgt_vocab_size
+    memory, mask = model.encode(src), te.padding_mask(src)
+    beams, finished = [((), 0.0)], []
+    for _ in range(max_len):
+        prefixes = torch.tensor([[BOS, *tokens] for tokens, _ in beams])  # (k, t)
+        k = len(beams)
+        log_p = model.decode(prefixes, memory.expand(k, -1, -1), mask.expand(k, -1, -1, -1))[:, -1]
+        log_p = log_p.log_softmax(-1)  # (k, V)
+        log_p[:, [PAD, BOS, UNK]] = -math.inf  # never generated
+        totals = torch.tensor([s for _, s in beams])[:, None] + log_p  # (k, V)
+        top = totals.flatten().topk(min(2 * beam_size, totals.numel()))
+        next_beams = []
+        for rank, (total, index) in enumerate(zip(top.values.tolist(), top.indices.tolist())):
+            origin, token = divmod(index, vocab)
+            tokens = beams[origin][0] + (token,)
+            if token == EOS:
+                if rank < beam_size and math.isfinite(total):
+                    finished.append((tokens, total))
+            elif len(next_beams) < beam_size:
+                next_beams.append((tokens, total))
+        beams = next_beams
+    finished += [b for b in beams if math.isfinite(b[1])]
+    return max(((t, s / gnmt_length_penalty(len(t), alpha)) for t, s in finished), key=lambda h: h[1])
+
+
+def test_beam_search_finds_what_a_search_without_early_stopping_finds():
+    """The stopping rule only saves steps: stopping once no live beam can win returns the best
+    hypothesis that running all max_len steps returns."""
+    max_len, beam_size, stopped_early = 12, 3, 0
+    for seed in range(20):
+        torch.manual_seed(seed)
+        model = Transformer(TransformerConfig(10, 9, d_model=16, n_heads=2, d_ff=32, n_layers=1, dropout=0.0,
+                                              max_len=32)).eval()
+        with torch.no_grad():
+            model.output.bias[EOS] += 1.5  # hypotheses end now and then
+        src = torch.randint(4, 10, (1, 5))
+        for alpha in (0.0, 0.6, 1.5):
+            hypotheses, steps = beam_search_trace(model, src, max_len=max_len, bos_id=BOS, eos_id=EOS, unk_id=UNK,
+                                                  beam_size=beam_size, length_penalty=alpha)
+            tokens, score = beam_search_without_early_stopping(model, src, beam_size, alpha, max_len)
+            assert hypotheses[0].tokens == tokens, (seed, alpha)
+            assert hypotheses[0].score == pytest.approx(score, abs=1e-4)
+            stopped_early += len(steps) < max_len
+    assert stopped_early >= 10  # the rule did stop searches early
+
+
+@torch.no_grad()
+def test_a_beam_wide_enough_to_keep_every_prefix_finds_the_best_output_of_all():
+    """With V = 3 words and max_len = 4, a beam of K = 108 drops nothing (at most 27 prefixes live,
+    with 4 expansions each: EOS and the three words); it must return the best of every possible
+    output, scored one by one by teacher forcing: each ending with EOS after 0 … 3 words, or the
+    unfinished ones of 4 words."""
+    words, max_len = (4, 5, 6), 4
+    for seed in range(6):
+        torch.manual_seed(seed)
+        model = Transformer(TransformerConfig(7, 7, d_model=16, n_heads=2, d_ff=32, n_layers=1, dropout=0.0,
+                                              max_len=8)).eval()
+        with torch.no_grad():
+            model.output.bias[EOS] += 1.0
+        src = torch.randint(4, 7, (1, 4))
+        outputs = [(*body, EOS) for n in range(max_len) for body in itertools.product(words, repeat=n)]
+        outputs += list(itertools.product(words, repeat=max_len))  # unfinished
+        log_probs = {}
+        for length in range(1, max_len + 1):
+            group = [y for y in outputs if len(y) == length]
+            tgt_in = torch.tensor([[BOS, *y[:-1]] for y in group])  # (n, length)
+            log_p = model(src.expand(len(group), -1), tgt_in).log_softmax(-1)  # (n, length, V)
+            picked = log_p.gather(2, torch.tensor(group)[:, :, None])[:, :, 0].sum(1)  # (n,)
+            log_probs.update(zip(group, picked.tolist()))
+        for alpha in (0.0, 0.6, 1.5):
+            best = max(outputs, key=lambda y: log_probs[y] / gnmt_length_penalty(len(y), alpha))
+            tokens, score = beam_search(model, src, max_len=max_len, bos_id=BOS, eos_id=EOS, unk_id=UNK,
+                                        beam_size=108, length_penalty=alpha)
+            assert tuple(t for t in tokens[0].tolist() if t != PAD) == best, (seed, alpha)
+            assert float(score) == pytest.approx(log_probs[best] / gnmt_length_penalty(len(best), alpha), abs=1e-4)

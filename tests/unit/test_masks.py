@@ -16,3 +16,10 @@ def test_masks_shapes_and_polarity():
     tgt = te.target_mask(tokens)
     assert tgt.shape == (2, 1, 3, 3)
     assert tgt[1, 0].tolist() == [[True, False, False], [True, False, False], [True, False, False]]
+
+
+def test_a_causal_mask_with_an_offset_lets_new_positions_see_the_earlier_ones():
+    mask = te.causal_mask(2, offset=3)  # two new positions after three cached ones
+    assert mask.shape == (1, 1, 2, 5)
+    assert mask[0, 0].tolist() == [[True, True, True, True, False], [True, True, True, True, True]]
+    assert torch.equal(te.causal_mask(5)[..., 3:, :], mask)  # the last two rows of the full mask

@@ -76,8 +76,13 @@ def test_cached_decoding_equals_full_decoding(norm_first, tiny_model):
     first = model.decode(tgt[:, :3], memory, mask, cache=cache)
     rest = model.decode(tgt[:, 3:], memory, mask, cache=cache)
     assert (torch.cat([first, rest], dim=1) - full).abs().max() < 1e-5
-    cache.reorder(torch.tensor([1, 1, 0]))
-    assert cache.layers[0]["self_k"].shape[0] == 3
+    rows = torch.tensor([1, 1, 0])  # row 0 repeated, rows swapped: the cache follows
+    cache.reorder(rows)
+    assert cache.batch_size == 3 and cache.length == 5
+    more = tokens(3, 1, 19, 11)
+    step = model.decode(more, memory[rows], mask[rows], cache=cache)  # (3, 1, V)
+    full = model.decode(torch.cat([tgt[rows], more], dim=1), memory[rows], mask[rows])[:, -1:]
+    assert (step - full).abs().max() < 1e-5
 
 
 def test_paper_parameter_counts():

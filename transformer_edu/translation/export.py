@@ -44,7 +44,7 @@ from pathlib import Path
 import torch
 from torch import Tensor, nn
 
-from .. import data
+from .. import _validate, data
 from ..attention import record_attention
 from ..data import Vocab
 from ..masks import causal_mask, padding_mask
@@ -96,19 +96,16 @@ class _ModelGraph(nn.Module):
 
     def __init__(self, model: Transformer) -> None:
         super().__init__()
-        if not isinstance(model, Transformer):
-            raise TypeError(f"model must be a Transformer, got {type(model).__name__}")
-        self.model = model
+        self.model = _validate.instance("model", model, Transformer, "a Transformer")
 
 
 class EncoderGraph(_ModelGraph):
     """The encoder of a :class:`~transformer_edu.Transformer`, returning its attention weights too.
 
-    It runs :meth:`~transformer_edu.model.Transformer.encode`'s two steps,
-    :meth:`~transformer_edu.model.Transformer.embed_source` and the encoder,
-    without ``encode``'s check of the token ids: it reads their values
-    (``int(src.max())``), which an exported graph cannot do. The tests
-    compare its outputs with ``encode``'s.
+    It runs :meth:`~transformer_edu.model.Transformer.encode` under
+    :func:`~transformer_edu.record_attention`. :func:`export_onnx` traces it
+    from inside its own door, so ``encode`` checks nothing in the graph (its
+    check reads the token ids' values, which an exported graph cannot do).
 
     Args:
         model: the trained model.
@@ -123,7 +120,7 @@ class EncoderGraph(_ModelGraph):
     def forward(self, src: Tensor, src_mask: Tensor) -> tuple[Tensor, Tensor]:
         m = self.model
         with record_attention(m.encoder) as maps:
-            memory = m.encoder(m.embed_source(src), src_mask)  # (B, S, D)
+            memory = m.encode(src, src_mask)  # (B, S, D)
         names = [f"layers.{i}.self_attn" for i in range(len(m.encoder.layers))]
         return memory, torch.stack([maps[n] for n in names], dim=1)  # (B, N, H, S, S)
 
@@ -131,10 +128,10 @@ class EncoderGraph(_ModelGraph):
 class DecoderGraph(_ModelGraph):
     """The decoder and output layer of a :class:`~transformer_edu.Transformer`, with attention weights.
 
-    It runs :meth:`~transformer_edu.model.Transformer.decode`'s three steps,
-    :meth:`~transformer_edu.model.Transformer.embed_target`, the decoder and
-    the output layer, without its checks (no key/value cache: the page
-    recomputes the prefix at each step).
+    It runs :meth:`~transformer_edu.model.Transformer.decode` under
+    :func:`~transformer_edu.record_attention`, without a key/value cache
+    (the page recomputes the prefix at each step); as for
+    :class:`EncoderGraph`, the exported graph holds no checks.
 
     Args:
         model: the trained model.
@@ -154,7 +151,7 @@ class DecoderGraph(_ModelGraph):
     ) -> tuple[Tensor, Tensor, Tensor]:
         m = self.model
         with record_attention(m.decoder) as maps:
-            logits = m.output(m.decoder(m.embed_target(tgt), memory, src_mask, tgt_mask))  # (B, T, V)
+            logits = m.decode(tgt, memory, src_mask, tgt_mask)  # (B, T, V)
         layers = range(len(m.decoder.layers))
         self_attention = torch.stack([maps[f"layers.{i}.self_attn"] for i in layers], dim=1)
         cross_attention = torch.stack([maps[f"layers.{i}.cross_attn"] for i in layers], dim=1)
@@ -256,6 +253,7 @@ def vocab_json(translator: Translator) -> dict:
     }
 
 
+@_validate.door(lambda translator, directory, *, opset=OPSET: _check_export(translator, directory, opset))
 def export_onnx(translator: Translator, directory: str | os.PathLike, *, opset: int = OPSET) -> dict[str, Path]:
     """Write ``encoder.onnx``, ``decoder.onnx`` and ``vocab.json`` for ``translator`` into ``directory``.
 
@@ -271,18 +269,13 @@ def export_onnx(translator: Translator, directory: str | os.PathLike, *, opset: 
     Returns:
         ``{"encoder": path, "decoder": path, "vocab": path}``.
     """
-    _check_translator(translator)
-    if isinstance(opset, bool) or not isinstance(opset, int) or opset < 18:
-        raise ValueError(f"opset must be an int ≥ 18 (the exporter's oldest), got {opset!r}")
-    directory = Path(directory)
-    if directory.exists() and not directory.is_dir():
-        raise ValueError(f"directory {str(directory)!r} is a file; expected a directory to write into")
     if not exporter_available():
         raise RuntimeError(
             "export_onnx needs torch.onnx.export with dynamo= and dynamic_shapes= "
             f"(the torch.export based exporter); PyTorch {torch.__version__} has no such "
             "export: install a newer PyTorch"
         )
+    directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     model = _cpu_copy(translator.model)
     config = model.config
@@ -364,8 +357,14 @@ def _strip_debug_info(path: Path) -> None:
 
 
 def _check_translator(translator: object) -> None:
-    if not isinstance(translator, Translator):
-        raise TypeError(f"translator must be a Translator, got {type(translator).__name__}")
+    _validate.instance("translator", translator, Translator, "a Translator")
+
+
+def _check_export(translator: object, directory: object, opset: object) -> None:
+    """The checks of :func:`export_onnx`."""
+    _check_translator(translator)
+    _validate.int_in_range("opset", opset, 18)  # the exporter's oldest
+    _validate.not_a_file("directory", Path(directory))
 
 
 def _cpu_copy(model: Transformer) -> Transformer:
@@ -517,8 +516,7 @@ def live_translator_html(*, example: str = "고양이가 생선을 먹었다") -
         plotly_colorscale,
     )
 
-    if not isinstance(example, str) or not example.split():
-        raise ValueError(f"example must be a non-empty sentence, got {example!r}")
+    _validate.text("example", example, nonempty=True)
     colours = json.dumps([colour for _, colour in plotly_colorscale()])
     return (
         f'<div id="live-translator" class="live-translator" data-example="{html.escape(example)}" '
