@@ -560,6 +560,13 @@ def model_encode_inputs(model: nn.Module, src: object, src_mask: object = None) 
     attention_mask("src_mask", src_mask, src.shape[0], c.n_heads, src.shape[1], src.shape[1])
 
 
+def model_target_ids(model: nn.Module, tgt: object, offset: object = 0) -> None:
+    """The checks of :meth:`Transformer.embed_target <transformer_edu.Transformer.embed_target>`."""
+    token_ids("tgt", tgt, model.config.tgt_vocab_size)
+    int_in_range("offset", offset, 0)
+    positions(offset, tgt.shape[1], model.config.max_len)
+
+
 def model_decode_inputs(model: nn.Module, tgt: object, memory: object, src_mask: object = None,
                         tgt_mask: object = None, cache: object = None, *, last_only: object = False) -> None:
     """The checks of :meth:`Transformer.decode <transformer_edu.Transformer.decode>`."""
