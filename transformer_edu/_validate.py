@@ -560,6 +560,11 @@ def model_encode_inputs(model: nn.Module, src: object, src_mask: object = None) 
     attention_mask("src_mask", src_mask, src.shape[0], c.n_heads, src.shape[1], src.shape[1])
 
 
+def model_source_ids(model: nn.Module, src: object) -> None:
+    """The checks of :meth:`Transformer.embed_source <transformer_edu.Transformer.embed_source>`."""
+    token_ids("src", src, model.config.src_vocab_size, model.config.max_len)
+
+
 def model_target_ids(model: nn.Module, tgt: object, offset: object = 0) -> None:
     """The checks of :meth:`Transformer.embed_target <transformer_edu.Transformer.embed_target>`."""
     token_ids("tgt", tgt, model.config.tgt_vocab_size)

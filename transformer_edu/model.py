@@ -204,7 +204,7 @@ class Transformer(nn.Module):
         h = self.decoder(x, memory, src_mask, tgt_mask, cache)  # (B, T, D)
         return self.output(h[:, -1:] if last_only else h)  # (B, T or 1, V)
 
-    @_validate.door(lambda self, src: _validate.token_ids("src", src, self.config.src_vocab_size, self.config.max_len))
+    @_validate.door(_validate.model_source_ids)
     def embed_source(self, src: Tensor) -> Tensor:
         """Source ids → vectors: embedding · √d_model + positional encoding, then dropout.
 
