@@ -370,7 +370,7 @@ def causal_mask_inputs(size: object, device: object = None, offset: object = 0) 
 
 
 def positional_inputs(encoding: nn.Module, x: object, offset: object = 0) -> None:
-    """The checks of :class:`~transformer_edu.SinusoidalPositionalEncoding`: (B, L, D) embeddings at positions in the table."""
+    """The checks of :class:`~transformer_edu.SinusoidalPositionalEncoding`: (B, L, D) embeddings, positions in the table."""
     float_tensor("x", x, 3)
     width("x", x, encoding.d_model)
     int_in_range("offset", offset, 0)
