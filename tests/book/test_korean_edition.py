@@ -349,7 +349,7 @@ def search(index: dict, query: str) -> set[str]:
         ("위치 인코딩", "notebooks/03_positional_encoding"),
         ("층 정규화", "notebooks/04_layer_norm_and_residuals"),
         ("빔 서치", "notebooks/08_beam_search"),
-        ("라벨 스무딩", "notebooks/07_training"),
+        ("레이블 스무딩", "notebooks/07_training"),
         ("서브워드", "notebooks/09_beyond_the_toy"),
     ],
 )
