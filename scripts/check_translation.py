@@ -42,6 +42,7 @@ LOCALE_DIR = ROOT / "locales" / "ko" / "LC_MESSAGES"
 LINK_TARGET = re.compile(r"\]\(([^)\s]+)\)")
 CODE = re.compile(r"(`+)(.+?)\1")
 ROLE = re.compile(r"\{([a-z:]+)\}`([^`]*)`")
+RST_ROLE = re.compile(r":[a-z:]+:`[^`]*`")
 MATH = re.compile(r"(?<![\\$])\$(?!\s)([^$]+?)(?<!\s)\$")
 HANGUL = re.compile(r"[\uac00-\ud7a3]")
 WORD = re.compile(r"[A-Za-z]{3,}")
@@ -59,6 +60,7 @@ def role_target(role: str, text: str) -> tuple[str, str]:
 
 def _strip_markup(text: str) -> str:
     text = ROLE.sub(" ", text)
+    text = RST_ROLE.sub(" ", text)
     text = CODE.sub(" ", text)
     text = MATH.sub(" ", text)
     text = re.sub(r"\]\([^)]*\)", "]", text)
