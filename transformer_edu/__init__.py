@@ -50,7 +50,7 @@ from .positional import SinusoidalPositionalEncoding, sinusoidal_table
 from .training import LabelSmoothingLoss, fit, make_optimizer, warmup_schedule
 from .translation.translator import OutsideGrammarWarning, Translator
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 # Modules with heavier dependencies (matplotlib, plotly, sacrebleu, tqdm) load
 # on first use, so `import transformer_edu` stays quick: `te.figures`, `te.checks`, …
