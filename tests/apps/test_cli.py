@@ -1,7 +1,7 @@
 """The command lines ``python -m transformer_edu.cli.train`` and ``python -m transformer_edu.cli.translate``.
 
 One shortened run of the real ko-en recipe (2 of its epochs) is shared by the
-tests; the full recipe's numbers are measured by hand and quoted in the README.
+tests; the full recipe's numbers are measured by hand and quoted in CONTRIBUTING.md.
 """
 
 import json
