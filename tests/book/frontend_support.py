@@ -31,7 +31,8 @@ CHROMIUM_ARGS = [
     "--disable-background-networking",
 ]
 ARTIFACTS = bs.REPO_ROOT / "artifacts"
-REDRAW_TIMEOUT_MS = 30_000
+REDRAW_TIMEOUT_MS = 30_000  # a live widget: the kernel computes and draws
+HTML_REDRAW_TIMEOUT_MS = 8_000  # a kernel-free explorer: the page's own script redraws
 PLOTLY_CDN = "https://cdn.plot.ly/plotly-"
 #: What a front end shows where it cannot draw a widget (JupyterLab; the
 #: classic Notebook with ipywidgets 7).
@@ -246,10 +247,15 @@ def drive_live_widget(page, area, text_label: str, sentence: str, state_of) -> l
 # ipywidgets explorers: change a control, see the output redraw                #
 # --------------------------------------------------------------------------- #
 
-#: The controls a reader changes (ipywidgets 8: noUiSlider handles; 7: jQuery UI's).
-CONTROLS = (
-    "select, input[type=checkbox], .widget-toggle-buttons button, .noUi-handle, "
-    ".ui-slider-handle, .widget-text input, textarea"
+#: The controls a reader changes, in the order they are tried: the ones whose
+#: every change redraws first (ipywidgets 8's sliders are noUiSlider handles,
+#: ipywidgets 7's jQuery UI's), a text box last.
+CONTROL_KINDS = (
+    "input[type=checkbox]",
+    ".widget-toggle-buttons button",
+    "select",
+    ".noUi-handle, .ui-slider-handle",
+    ".widget-text input, textarea",
 )
 DISPLAYS = f"{OUTPUT_WIDGET}, .widget-html, .widget-htmlmath, .widget-image"
 
@@ -314,7 +320,8 @@ def change_control(control) -> str:
             control.press("ArrowLeft")
         return "" if _slider_value(control) == before else "slider moved"
     if kind in {"input", "textarea"} and control.get_attribute("type") in {None, "text"}:
-        control.fill((control.input_value() or "") + " ")
+        words = (control.input_value() or "").split()
+        control.fill(" ".join(words + words[:1]) or "a")  # its first word again
         control.press("Enter")
         return "text edited"
     return ""
@@ -327,24 +334,25 @@ def exercise_explorer(page, index: int) -> str:
     area = page.locator(f'[data-explorer="{index}"]')
     area.scroll_into_view_if_needed()
     handle = area.element_handle()
-    controls = area.locator(CONTROLS)
     tried = []
-    for number in range(controls.count()):
-        before = handle.evaluate(SNAPSHOT_JS)
-        action = change_control(controls.nth(number))
-        if not action:
-            continue
-        tried.append(action)
-        try:
-            page.wait_for_function(
-                f"([area, before]) => {{ const now = ({SNAPSHOT_JS})(area);"
-                " return now !== before && now.trim() !== ''; }",
-                arg=[handle, before],
-                timeout=REDRAW_TIMEOUT_MS,
-            )
-        except PlaywrightTimeout:
-            continue
-        return action
+    for kind in CONTROL_KINDS:
+        controls = area.locator(kind)
+        for number in range(controls.count()):
+            before = handle.evaluate(SNAPSHOT_JS)
+            action = change_control(controls.nth(number))
+            if not action:
+                continue
+            tried.append(action)
+            try:
+                page.wait_for_function(
+                    f"([area, before]) => {{ const now = ({SNAPSHOT_JS})(area);"
+                    " return now !== before && now.trim() !== ''; }",
+                    arg=[handle, before],
+                    timeout=REDRAW_TIMEOUT_MS,
+                )
+            except PlaywrightTimeout:
+                continue
+            return action
     raise AssertionError(f"explorer {index}: no redraw after {tried or 'no usable control'}")
 
 
@@ -392,7 +400,7 @@ def exercise_html_explorer(page, figure, ident: str) -> str:
             page.wait_for_function(
                 f"([figure, before]) => ({HTML_SNAPSHOT_JS})(figure) !== before",
                 arg=[handle, before],
-                timeout=REDRAW_TIMEOUT_MS,
+                timeout=HTML_REDRAW_TIMEOUT_MS,
             )
         except PlaywrightTimeout:
             continue

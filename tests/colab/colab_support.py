@@ -209,7 +209,6 @@ def run_cells(sources: list[str], python: Path, env: dict, cwd: Path, timeout: i
               allow_errors: bool = True):
     """Run code cells, in order, on a fresh kernel of ``python``; return the executed notebook."""
     import nbformat
-    from nbclient import NotebookClient
 
     notebook = nbformat.v4.new_notebook()
     notebook.cells = [nbformat.v4.new_code_cell(source) for source in sources]
