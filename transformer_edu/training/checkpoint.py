@@ -1,13 +1,23 @@
 """Saving and loading checkpoints (Chapter 7).
 
-A checkpoint is one file holding everything needed to rebuild the model and
-to resume training exactly where it stopped: the configuration, the weights,
-the optimizer's and the scheduler's state, the random number generators and
-whatever the caller adds (the epoch, the history, the vocabularies).
+Two files, because they serve two purposes and differ tenfold in size:
 
-Only tensors and plain Python values (dict, list, tuple, str, int, float,
-bool, None) are stored, so the file loads with ``torch.load(...,
-weights_only=True)``, which refuses to run code hidden in a pickle.
+* the **checkpoint** (``checkpoint.pt``): the model to keep, translate with
+  or share: its configuration, its weights and whatever the caller adds (the
+  vocabularies, the tokenizers, the training history). About the size of the
+  weights.
+* the **training state** (``resume.pt``), to resume training exactly where
+  it stopped: the weights training reached, the optimizer's state (Adam keeps
+  two numbers per weight), the scheduler's, the random number generators and
+  whatever the caller adds (the epoch, the history, the averaged weights).
+  Only resuming reads it.
+
+Both store only tensors and plain Python values (dict, list, tuple, str, int,
+float, bool, None), so they load with ``torch.load(..., weights_only=True)``,
+which refuses to run code hidden in a pickle. Both are written atomically: to
+a temporary file in the same directory, flushed to disk, then renamed over
+the old file in one step, so a run killed at any moment leaves the previous
+file whole.
 """
 
 from __future__ import annotations
@@ -15,25 +25,39 @@ from __future__ import annotations
 import os
 import pickle
 import random
-import tempfile
+import secrets
+import zipfile
 from pathlib import Path
 
 import torch
 from torch import Tensor, nn
 
-from .model import Transformer, TransformerConfig
+from ..model import Transformer, TransformerConfig
 
-__all__ = ["CHECKPOINT_NAME", "save_checkpoint", "load_checkpoint", "load_model", "resume"]
+__all__ = [
+    "CHECKPOINT_NAME",
+    "RESUME_NAME",
+    "save_checkpoint",
+    "load_checkpoint",
+    "load_model",
+    "save_training_state",
+    "load_training_state",
+    "resume",
+]
 
-FORMAT_VERSION = 1
-CHECKPOINT_NAME = "checkpoint.pt"  # the file inside a checkpoint directory
+FORMAT_VERSION = 2
+"""Version 1 (until 2026-11-28) kept the training state inside the checkpoint."""
+CHECKPOINT_NAME = "checkpoint.pt"  # the model, in a run's directory
+RESUME_NAME = "resume.pt"  # the training state, beside it
+MODEL, TRAINING_STATE = "model", "training state"  # the two kinds of file
+WRITER = "python -m transformer_edu.train"  # named in the messages, as users know it
 _PLAIN = (str, int, float, bool, type(None), Tensor)
 
 
-def _resolve(path: str | os.PathLike) -> Path:
-    """A directory stands for the file ``CHECKPOINT_NAME`` inside it."""
+def _resolve(path: str | os.PathLike, name: str) -> Path:
+    """A directory stands for the file ``name`` inside it."""
     path = Path(path)
-    return path / CHECKPOINT_NAME if path.is_dir() else path
+    return path / name if path.is_dir() else path
 
 
 def _check_plain(value: object, where: str) -> None:
@@ -67,26 +91,69 @@ def _set_rng_states(states: dict) -> None:
         torch.cuda.set_rng_state_all([s.cpu() for s in states["cuda"]])
 
 
-def save_checkpoint(
-    path: str | os.PathLike,
-    model: Transformer,
-    optimizer: torch.optim.Optimizer | None = None,
-    scheduler: torch.optim.lr_scheduler.LRScheduler | None = None,
-    *,
-    epoch: int | None = None,
-    extra: dict | None = None,
-) -> Path:
-    """Write a checkpoint atomically: a crash mid-write never leaves a broken file.
+def _write(path: Path, content: dict) -> Path:
+    """Write ``content`` to ``path`` atomically, with the permissions of any new file (0666 less the umask).
 
-    The file is written under a temporary name in the same directory, flushed
-    to disk (``fsync``) and then renamed over ``path`` in one step
-    (``os.replace``).
+    A run killed mid-write leaves the old file whole and a temporary file
+    ``.NAME.*.tmp`` beside it, which the next write to ``path`` removes.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    for stale in path.parent.glob(f".{path.name}.*.tmp"):
+        stale.unlink(missing_ok=True)
+    tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # the umask applies, as to any new file
+    try:
+        with os.fdopen(fd, "wb") as f:
+            torch.save(content, f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    if hasattr(os, "O_DIRECTORY"):  # make the rename itself durable
+        directory = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            os.fsync(directory)
+        finally:
+            os.close(directory)
+    return path
+
+
+def _read(path: str | os.PathLike, name: str, map_location: str | torch.device) -> dict:
+    """Load a file written by :func:`_write` without running any code; a clear ValueError if it is not one."""
+    file = _resolve(path, name)
+    if Path(path).is_dir() and not file.exists():
+        raise FileNotFoundError(f"{str(path)!r} is a directory without {name}; give the directory "
+                                f"{WRITER} --out wrote, or the file itself")
+    if not file.is_file():
+        raise FileNotFoundError(f"no checkpoint at {str(file)!r}: no such file or directory")
+    not_ours = f"{str(file)!r} is not a checkpoint written by {WRITER}"
+    if not zipfile.is_zipfile(file):  # torch.save writes a zip archive; a cut-off one has lost its directory
+        raise ValueError(f"{not_ours}: it is not a PyTorch file, or it was cut off while it was written")
+    try:
+        content = torch.load(file, map_location=map_location, weights_only=True)
+    except pickle.UnpicklingError as error:
+        lines = [line for line in str(error).splitlines() if "Unsupported global" in line]
+        reason = (lines[0].split("error:")[-1].strip() if lines else str(error).strip().splitlines()[-1])[:200]
+        raise ValueError(
+            f"{not_ours}: it holds objects other than tensors and plain Python values, which could run code "
+            f"when loaded, so it was not opened (PyTorch says: {reason})"
+        ) from None
+    except (RuntimeError, EOFError, OSError) as error:
+        raise ValueError(f"{not_ours}, or it is damaged: PyTorch cannot read it ({error})") from None
+    version = content.get("format_version") if isinstance(content, dict) else None
+    if version not in (1, FORMAT_VERSION):
+        raise ValueError(f"{not_ours}: it holds no transformer_edu format_version (found {version!r})")
+    return content
+
+
+def save_checkpoint(path: str | os.PathLike, model: Transformer, *, extra: dict | None = None) -> Path:
+    """Write the model's checkpoint: its configuration, its weights and ``extra``, atomically.
 
     Args:
         path: the file, or an existing directory (then ``path / CHECKPOINT_NAME``).
         model: the :class:`~transformer_edu.Transformer`; its config and weights are stored.
-        optimizer, scheduler: stored when given, to resume training.
-        epoch: epochs completed so far.
         extra: plain values to keep alongside, e.g.
             ``{"src_vocab": src_vocab.to_dict(), "history": history}``.
 
@@ -101,31 +168,14 @@ def save_checkpoint(
     if not isinstance(extra, dict):
         raise TypeError(f"extra must be a dict, got {type(extra).__name__}")
     _check_plain(extra, "extra")
-    checkpoint = {
+    return _write(_resolve(path, CHECKPOINT_NAME), {
         "format_version": FORMAT_VERSION,
+        "kind": MODEL,
         "torch_version": str(torch.__version__),  # TorchVersion is not a plain str
         "config": model.config.to_dict(),
         "model": model.state_dict(),
-        "optimizer": None if optimizer is None else optimizer.state_dict(),
-        "scheduler": None if scheduler is None else scheduler.state_dict(),
-        "rng": _rng_states(),
-        "epoch": epoch,
-        "step": None if scheduler is None else scheduler.last_epoch,
         "extra": extra,
-    }
-    path = _resolve(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            torch.save(checkpoint, f)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
+    })
 
 
 def load_checkpoint(path: str | os.PathLike, *, map_location: str | torch.device = "cpu") -> dict:
@@ -136,35 +186,20 @@ def load_checkpoint(path: str | os.PathLike, *, map_location: str | torch.device
         map_location: where to put the tensors.
 
     Returns:
-        A dict with ``config``, ``model``, ``optimizer``, ``scheduler``, ``rng``,
-        ``epoch``, ``step``, ``extra`` and ``format_version``.
+        A dict with ``config``, ``model`` (the weights), ``extra`` and ``format_version``.
 
     Raises:
-        FileNotFoundError: nothing at ``path``.
-        ValueError: the file holds objects other than tensors and plain values
-            (loading them could execute code), or is not a checkpoint of this format.
+        FileNotFoundError: nothing at ``path``, or a directory without a checkpoint.
+        ValueError: the file is not a checkpoint written by this package: another kind of
+            file, one cut off while it was written, one holding objects other than tensors
+            and plain values (loading them could execute code), or a training state.
     """
-    file = _resolve(path)
-    if not file.is_file():
-        raise FileNotFoundError(f"no checkpoint at {str(file)!r}")
-    try:
-        checkpoint = torch.load(file, map_location=map_location, weights_only=True)
-    except pickle.UnpicklingError as error:
-        lines = [line for line in str(error).splitlines() if "Unsupported global" in line]
-        reason = (lines[0].split("error:")[-1].strip() if lines else str(error).strip().splitlines()[-1])[:200]
-        raise ValueError(
-            f"{str(file)!r} holds objects other than tensors and plain Python values, and loading "
-            "them could run arbitrary code, so it was refused (weights_only=True). Only if you trust "
-            f"the file, open it with torch.load(path, weights_only=False). PyTorch says: {reason}"
-        ) from None
-    if not isinstance(checkpoint, dict) or checkpoint.get("format_version") != FORMAT_VERSION:
-        version = checkpoint.get("format_version") if isinstance(checkpoint, dict) else None
-        raise ValueError(
-            f"{str(file)!r} is not a transformer_edu checkpoint of format version {FORMAT_VERSION} "
-            f"(found format_version = {version!r}); write it with save_checkpoint"
-        )
+    checkpoint = _read(path, CHECKPOINT_NAME, map_location)
+    if checkpoint.get("kind") == TRAINING_STATE:
+        raise ValueError(f"{str(path)!r} is the state {WRITER} keeps to resume training ({RESUME_NAME}), not "
+                         f"a model; give its {CHECKPOINT_NAME}, or the directory holding both")
     checkpoint["model"] = _renamed(checkpoint["model"])
-    return checkpoint
+    return {key: checkpoint[key] for key in ("format_version", "config", "model", "extra")}
 
 
 def _renamed(state: dict[str, Tensor]) -> dict[str, Tensor]:
@@ -216,6 +251,74 @@ def load_model(path: str | os.PathLike | dict, *, map_location: str | torch.devi
     return model.to(map_location).eval()
 
 
+def save_training_state(
+    path: str | os.PathLike,
+    model: Transformer,
+    optimizer: torch.optim.Optimizer,
+    scheduler: torch.optim.lr_scheduler.LRScheduler | None = None,
+    *,
+    epoch: int | None = None,
+    extra: dict | None = None,
+) -> Path:
+    """Write what resuming training needs, atomically: the weights, the optimizer's and the
+    scheduler's states, the random generators, ``epoch`` and ``extra`` (e.g. the history).
+
+    Args:
+        path: the file, or an existing directory (then ``path / RESUME_NAME``).
+        model: the :class:`~transformer_edu.Transformer` being trained.
+        optimizer, scheduler: their states are stored.
+        epoch: epochs completed so far.
+        extra: plain values to keep alongside, e.g. ``{"history": history}``.
+
+    Returns:
+        The path of the file written.
+
+    See Chapter 7.
+    """
+    if not isinstance(model, Transformer):
+        raise TypeError(f"model must be a Transformer (its config is stored), got {type(model).__name__}")
+    if not isinstance(optimizer, torch.optim.Optimizer):
+        raise TypeError(f"optimizer must be a torch.optim.Optimizer, got {type(optimizer).__name__}")
+    extra = {} if extra is None else extra
+    if not isinstance(extra, dict):
+        raise TypeError(f"extra must be a dict, got {type(extra).__name__}")
+    _check_plain(extra, "extra")
+    return _write(_resolve(path, RESUME_NAME), {
+        "format_version": FORMAT_VERSION,
+        "kind": TRAINING_STATE,
+        "torch_version": str(torch.__version__),
+        "config": model.config.to_dict(),
+        "model": model.state_dict(),
+        "optimizer": optimizer.state_dict(),
+        "scheduler": None if scheduler is None else scheduler.state_dict(),
+        "rng": _rng_states(),
+        "epoch": epoch,
+        "extra": extra,
+    })
+
+
+def load_training_state(path: str | os.PathLike, *, map_location: str | torch.device = "cpu") -> dict:
+    """Read a training state written by :func:`save_training_state`, without running any code.
+
+    Args:
+        path: the file, or a directory holding ``RESUME_NAME``.
+        map_location: where to put the tensors.
+
+    Returns:
+        A dict with ``config``, ``model``, ``optimizer``, ``scheduler``, ``rng``, ``epoch`` and ``extra``.
+
+    Raises:
+        FileNotFoundError, ValueError: as :func:`load_checkpoint`; also for a model checkpoint,
+            which holds no training state.
+    """
+    state = _read(path, RESUME_NAME, map_location)
+    if state.get("kind") != TRAINING_STATE:
+        old = " (an earlier version of transformer_edu kept it inside checkpoint.pt, format 1; " \
+              "such a run can be translated with, not resumed)" if state["format_version"] == 1 else ""
+        raise ValueError(f"{str(path)!r} holds a model, not the state to resume training ({RESUME_NAME}){old}")
+    return state
+
+
 def resume(
     path: str | os.PathLike,
     model: Transformer,
@@ -224,28 +327,27 @@ def resume(
     *,
     restore_rng: bool = True,
 ) -> dict:
-    """Load a checkpoint's states into existing objects, to continue training exactly.
+    """Load a training state into existing objects, to continue training exactly.
 
     Restores the weights, the optimizer and scheduler states (when given) and,
     with ``restore_rng``, the random generators, so that dropout draws the
     same numbers as in an uninterrupted run. Then call
-    ``fit(..., start_epoch=checkpoint["epoch"], history=checkpoint["extra"]["history"])``.
+    ``fit(..., start_epoch=state["epoch"], history=state["extra"]["history"])``.
 
     Returns:
-        The checkpoint dict (for ``epoch`` and ``extra``).
+        The training state (for ``epoch`` and ``extra``).
 
     See Chapter 7.
     """
-    checkpoint = load_checkpoint(path, map_location=next(model.parameters()).device)
-    _check_state_dict(model, checkpoint["model"])
-    model.load_state_dict(checkpoint["model"])
+    state = load_training_state(path, map_location=next(model.parameters()).device)
+    _check_state_dict(model, state["model"])
+    model.load_state_dict(state["model"])
     for name, obj in (("optimizer", optimizer), ("scheduler", scheduler)):
         if obj is not None:
-            if checkpoint[name] is None:
-                raise ValueError(
-                    f"the checkpoint holds no {name} state; save it with save_checkpoint(..., {name})"
-                )
-            obj.load_state_dict(checkpoint[name])
+            if state[name] is None:
+                raise ValueError(f"the training state holds no {name} state; save it with "
+                                 f"save_training_state(..., {name})")
+            obj.load_state_dict(state[name])
     if restore_rng:
-        _set_rng_states(checkpoint["rng"])
-    return checkpoint
+        _set_rng_states(state["rng"])
+    return state
