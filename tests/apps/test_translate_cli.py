@@ -16,6 +16,7 @@ import torch
 
 from cli_support import assert_refused, command, environment, snapshot
 from transformer_edu.data import SubwordTokenizer, Vocab
+from transformer_edu.training.checkpoint import save_training_state
 from transformer_edu.translation.pretrained import pretrained_translator
 from transformer_edu.translation.translator import Translator
 
@@ -115,13 +116,17 @@ def test_what_is_not_a_checkpoint_is_named(tmp_path):
     whole = (tmp_path / "whole.pt").read_bytes()
     (tmp_path / "cut.pt").write_bytes(whole[: len(whole) // 3])
     (tmp_path / "empty").mkdir()
+    model = pretrained_translator("cpu").model
+    save_training_state(tmp_path / "resume.pt", model, torch.optim.Adam(model.parameters()))
     before = snapshot(tmp_path)
     for path, why in ((tmp_path / "metrics.json", "is not a checkpoint written by python -m transformer_edu.train: "
                                                   "it is not a PyTorch file, or it was cut off while it was written"),
                       (tmp_path / "cut.pt", "is not a checkpoint written by python -m transformer_edu.train"),
                       (tmp_path / "empty", "is a directory without checkpoint.pt; give the directory python -m "
                                            "transformer_edu.train --out wrote, or the file itself"),
-                      (tmp_path / "missing", "no checkpoint at")):
+                      (tmp_path / "missing", "no checkpoint at"),
+                      (tmp_path / "resume.pt", "is the state python -m transformer_edu.train keeps to resume training "
+                                               "(resume.pt), not a model; give its checkpoint.pt")):
         line = assert_refused(command("translate", "--checkpoint", path, CAT), "--checkpoint: ", str(path), why)
         assert "weights_only" not in line and "arbitrary code" not in line
     assert snapshot(tmp_path) == before

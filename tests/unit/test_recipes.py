@@ -116,7 +116,7 @@ def test_resuming_another_task_or_recipe_is_refused_by_name(tmp_path):
 
 
 def test_a_vocabulary_too_small_for_the_text_is_named_before_training(tmp_path):
-    for name, text in (("t.tsv", "고양이가 생선을 먹었다\tthe cat ate the fish\n"), ("v.tsv", "개가\tthe dog\n")):
+    for name, text in (("t.tsv", "고양이가 생선을 먹었다\tthe cat ate the fish\n개가\tthe dog\n"), ("v.tsv", "개가\tthe dog\n")):
         (tmp_path / name).write_text(text, encoding="utf-8")
     recipe = RECIPES["tsv"].changed(vocab_size=100, **SMALL)
     with pytest.raises(SettingError, match=r"too small: a bpe vocabulary of the training text needs at least 2\d\d "
@@ -133,6 +133,9 @@ def test_a_max_len_too_short_for_the_data_is_named():
 
 def test_corpus_files_are_named_as_the_setting_that_gave_them(tmp_path):
     (tmp_path / "v.tsv").write_text("a\tb\n", encoding="utf-8")
+    with pytest.raises(SettingError, match=r"holds a single usable sentence pair \(line 1\)") as error:
+        train_task("tsv", train=tmp_path / "v.tsv", valid=tmp_path / "v.tsv", **QUIET)
+    assert error.value.setting == "train"
     with pytest.raises(SettingError, match="no such file") as error:
         train_task("tsv", train=tmp_path / "missing.tsv", valid=tmp_path / "v.tsv", **QUIET)
     assert error.value.setting == "train" and error.value.value == str(tmp_path / "missing.tsv")
