@@ -207,3 +207,46 @@ def decoder_inputs(
         cached = cache.length
     attention_mask("src_mask", src_mask, batch, heads, steps, memory.shape[1])
     attention_mask("tgt_mask", tgt_mask, batch, heads, steps, cached + steps)
+
+
+def non_negative_int(name: str, value: object) -> int:
+    """Return ``value`` if it is an integer ≥ 0, else raise."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} must be an int, got {type(value).__name__} ({value!r})")
+    if value < 0:
+        raise ValueError(f"{name} must be at least 0, got {value}")
+    return value
+
+
+def positive_number(name: str, value: object) -> float:
+    """Return ``value`` if it is a finite number > 0, else raise."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"{name} must be a number, got {type(value).__name__} ({value!r})")
+    if not 0 < value < float("inf"):
+        raise ValueError(f"{name} must be a positive number, got {value}")
+    return float(value)
+
+
+def one_of(name: str, value: object, choices: tuple) -> object:
+    """Return ``value`` if it is one of ``choices``, else raise a ValueError listing them."""
+    if value not in choices:
+        raise ValueError(f"{name} must be one of {', '.join(map(repr, choices))}; got {value!r}")
+    return value
+
+
+def device(name: str, value: object) -> torch.device:
+    """The ``torch.device`` ``value`` names, if this machine has it (``"cuda"`` needs a CUDA GPU), else raise."""
+    if isinstance(value, torch.device):
+        found = value
+    else:
+        try:
+            found = torch.device(value)
+        except (RuntimeError, TypeError, ValueError):
+            raise ValueError(f"{name} must be a device such as 'cpu', 'cuda' or 'cuda:1', got {value!r}") from None
+    if found.type == "cuda":
+        count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+        if count == 0:
+            raise ValueError(f"{name} is {str(value)!r}, but PyTorch sees no CUDA GPU on this machine; use 'cpu'")
+        if found.index is not None and found.index >= count:
+            raise ValueError(f"{name} is {str(value)!r}, but this machine has {count} CUDA GPU(s), numbered from 0")
+    return found
