@@ -10,6 +10,8 @@ a group runs whole on one worker:
   in its process, so one worker must run them all: the book is built once.
 * the notebook's path, for nbval's cells: a chapter's cells share one kernel,
   in order, on one worker.
+* ``tests/colab``: every test of the Colab stand-in (``tests/colab/``), which
+  share one environment built for the session (its conftest.py).
 * the test file's path for every other test (like ``--dist loadfile``), so a
   module's fixtures (a JupyterLab server, a trained model) are made once.
 
@@ -22,8 +24,8 @@ cells land on two workers, where the second kernel never ran the imports.
 ``tests/book/test_xdist_groups.py`` runs a notebook under ``-n 2`` and fails if its
 cells are split.
 
-The groups are then ordered longest first (the book group and the JupyterLab
-run of every chapter, the two longest, start at once on the two workers;
+The groups are then ordered longest first (the book group and the Colab
+stand-in, the two longest, start at once on the two workers;
 ``--no-loadscope-reorder`` keeps this order, which xdist would otherwise sort
 by number of tests). Without ``-n`` nothing is reordered.
 
@@ -51,10 +53,11 @@ BOOK_FILES = {
     "tests/book/test_korean_edition.py",
 }
 # Longest first, by serial runs' --durations (roughly: the book build and its
-# browser test 4-5 min, every chapter in JupyterLab 5 min, the Colab test, a
-# fresh environment running Chapter 1, 1 min; Chapter 7 the longest nbval),
-# then nbval of each chapter, then the rest.
-FIRST = ["book", "tests/book/test_jupyterlab.py", "tests/book/test_colab_setup.py"]
+# browser test of both editions 8-9 min; the Colab stand-in, its setup cell and
+# three notebooks in the classic Notebook, 4-5 min; JupyterLab, 2-3 min;
+# Chapter 7 the longest nbval), then nbval of each chapter, then the rest.
+FIRST = ["book", "tests/colab", "tests/book/test_jupyterlab.py"]
+COLAB_DIR = "tests/colab/"
 
 
 def group_of(nodeid: str) -> str:
@@ -65,7 +68,9 @@ def group_of(nodeid: str) -> str:
             (``notebooks/01_attention.ipynb::Cell 3``).
     """
     path = nodeid.split("::", 1)[0]
-    return "book" if path in BOOK_FILES else path
+    if path in BOOK_FILES:
+        return "book"
+    return "tests/colab" if path.startswith(COLAB_DIR) else path
 
 
 def rank(group: str) -> tuple[int, str]:

@@ -44,8 +44,9 @@ def worker(d_model: int, n_heads: int, d_ff: int, n_layers: int, updates: int, t
     from dataclasses import replace
 
     from transformer_edu import data, training
-    from transformer_edu.distributed import close, init_from_env
     from transformer_edu.model import Transformer, TransformerConfig
+    from transformer_edu.training.distributed import close, init_from_env
+    from transformer_edu.training.scale import Updater, fit_at_scale
 
     torch.set_num_threads(threads)
     world = init_from_env("cpu")
@@ -59,10 +60,10 @@ def worker(d_model: int, n_heads: int, d_ff: int, n_layers: int, updates: int, t
     optimizer = training.make_optimizer(model)
     loss_fn = training.LabelSmoothingLoss(len(tgt), 0.1)
     batches = list(data.make_batches(splits["train"], src, tgt, 64, shuffle=True, seed=0, sort_by_length=True))
-    fit = dict(optimizer=optimizer, loss_fn=loss_fn, progress=False, world=world, epochs=1)
-    training.fit(model, batches, max_steps=1, **fit)  # warm-up: allocations, DDP's first buckets
+    updater = Updater(model, optimizer, loss_fn, world=world)
+    fit_at_scale(model, batches, epochs=1, updater=updater, max_steps=1, progress=False)  # warm-up: allocations, DDP's first buckets
     start = time.perf_counter()
-    training.fit(model, batches, max_steps=1 + updates, start_batch=1, **fit)
+    fit_at_scale(model, batches, epochs=1, updater=updater, max_steps=1 + updates, start_batch=1, progress=False)
     seconds = time.perf_counter() - start
     if world.is_main:
         print(json.dumps({"seconds": seconds}))

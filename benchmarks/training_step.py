@@ -27,7 +27,7 @@ import torch.nn.functional as F
 from torch import nn
 
 import transformer_edu as te
-from transformer_edu.training import autocast
+from transformer_edu.training.scale import autocast
 
 
 class TorchTransformer(nn.Module):

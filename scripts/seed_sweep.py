@@ -43,7 +43,7 @@ with a margin. The experiments (code-cell indices count code cells only, from
 How the seeds are derived from a seed ``s``: the weights
 (``torch.manual_seed``) and the batch order use ``s`` where the notebooks use
 0. The warm-up trials and the reverse task shuffle their batches with
-``seed=1000 * s + epoch`` (as :func:`~transformer_edu.recipes.train_task`
+``seed=1000 * s + epoch`` (as :func:`~transformer_edu.training.recipes.train_task`
 does), the ko-en runs call ``train_task(..., seed=s)`` (the recipe itself
 carries no seed), and the exposure-bias probe draws its positions with
 ``torch.Generator().manual_seed(s)``. Seed 0 therefore repeats the notebooks
@@ -95,7 +95,7 @@ import torch.nn.functional as F
 import transformer_edu as te
 from transformer_edu import data, decoding, metrics
 from transformer_edu.translation.pretrained import pretrained_translator
-from transformer_edu.recipes import RECIPES, train_task
+from transformer_edu.training.recipes import RECIPES, train_task
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_OUT = REPO_ROOT / "book" / "_data" / "seed_sweep.json"
@@ -515,7 +515,7 @@ def ablations(seed: int) -> tuple[dict, dict]:
     short = replace(RECIPES["ko-en"], epochs=2, average_last=1)
     runs = {
         "recipe": short,
-        "no_src_pos": replace(short, src_positional=False),
+        "no_src_pos": short.changed(src_positional=False),
         "no_smoothing": replace(short, smoothing=0.0),
     }
     numbers, details = {}, {}

@@ -16,20 +16,21 @@ Module                 What it holds                                            
 ``interop``            copying weights from PyTorch's own modules                  4-6
 ``data``               toy tasks, the Korean grammar, vocabulary, batches;         7, 9
                        your own corpus, the learned subword vocabulary
-``training``           label smoothing, the learning-rate schedule, ``fit``        7
-``recipes``            the book's training recipes, ``train_task``                 7, 9
-``checkpoint``         saving and loading models                                   7
+``training``           the loss, the schedule, ``fit``, checkpoints, the book's    7, 9
+                       recipes (``train_task``), several processes, 16 bits
 ``metrics``            exact match and BLEU                                        7
 ``seeds``              the seeds a chapter runs under                              7
 ``kv_cache``           the key/value cache of step-by-step decoding                8
 ``decoding``           greedy decoding, beam search, sampling                      8
 ``translation``        the Translator, the shipped model, its ONNX export          8
 ``profiling``          where a decoding step's time goes                           8
-``distributed``        data-parallel training under ``torchrun``                   9
 ``checks``             checks of your own implementations, with a diagnosis        1-4
 ``figures``            the book's plots, explorers and live playgrounds            all
-``cli``                the command lines (``python -m transformer_edu.cli.train``)  7-9
 =====================  ==========================================================  =======
+
+The command lines are modules of their own: ``python -m transformer_edu.train``
+(Chapters 7, 9), ``python -m transformer_edu.translate`` and
+``python -m transformer_edu.export`` (Chapter 8); ``--help`` says more.
 
 Argument checks sit at the public entry points, the doors (``_validate``):
 a call from outside the package checks its arguments once, and the layers
@@ -39,7 +40,6 @@ H heads, d_k = D / H, V vocabulary size. Boolean masks: ``True`` = may attend.
 """
 
 from .attention import MultiHeadAttention, record_attention, scaled_dot_product_attention
-from .checkpoint import load_checkpoint, load_model, save_checkpoint
 from .data import Vocab, load_tsv_pairs, make_batches, toy_translation_splits
 from .decoder import Decoder, DecoderLayer
 from .decoding import beam_search, greedy_decode, sample
@@ -51,13 +51,14 @@ from .masks import causal_mask, padding_mask, target_mask
 from .model import Transformer, TransformerConfig, count_parameters
 from .positional import SinusoidalPositionalEncoding, sinusoidal_table
 from .training import LabelSmoothingLoss, fit, make_optimizer, warmup_schedule
+from .training.checkpoint import load_checkpoint, load_model, save_checkpoint
 from .translation.translator import OutsideGrammarWarning, Translator
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 # Modules with heavier dependencies (matplotlib, plotly, sacrebleu, tqdm) load
 # on first use, so `import transformer_edu` stays quick: `te.figures`, `te.checks`, …
-_LAZY_MODULES = {"checks", "cli", "figures", "metrics", "recipes", "translation"}
+_LAZY_MODULES = {"checks", "figures", "metrics", "translation"}
 
 
 def __getattr__(name: str):

@@ -118,6 +118,36 @@ def positive_int(name: str, value: object, *, where: str = "") -> int:
     return int_in_range(name, value, 1, where=where)
 
 
+def non_negative_int(name: str, value: object) -> int:
+    """Return ``value`` if it is an integer ≥ 0, else raise."""
+    return int_in_range(name, value, 0)
+
+
+def one_of(name: str, value: object, choices: tuple) -> object:
+    """Return ``value`` if it is one of ``choices``, else raise a ValueError listing them."""
+    if value not in choices:
+        raise ValueError(f"{name} must be one of {', '.join(map(repr, choices))}; got {value!r}")
+    return value
+
+
+def device(name: str, value: object) -> torch.device:
+    """The ``torch.device`` ``value`` names, if this machine has it (``"cuda"`` needs a CUDA GPU), else raise."""
+    if isinstance(value, torch.device):
+        found = value
+    else:
+        try:
+            found = torch.device(value)
+        except (RuntimeError, TypeError, ValueError):
+            raise ValueError(f"{name} must be a device such as 'cpu', 'cuda' or 'cuda:1', got {value!r}") from None
+    if found.type == "cuda":
+        count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+        if count == 0:
+            raise ValueError(f"{name} is {str(value)!r}, but PyTorch sees no CUDA GPU on this machine; use 'cpu'")
+        if found.index is not None and found.index >= count:
+            raise ValueError(f"{name} is {str(value)!r}, but this machine has {count} CUDA GPU(s), numbered from 0")
+    return found
+
+
 def even(name: str, value: object, why: str = "") -> int:
     """Return ``value`` if it is an even integer ≥ 1, else raise (``why``: what needs it even)."""
     positive_int(name, value)
@@ -157,11 +187,11 @@ def number_in_range(
 
 
 def positive_number(name: str, value: object, *, where: str = "") -> float:
-    """Return ``value`` as a float if it is a number > 0, else raise."""
+    """Return ``value`` as a float if it is a finite number > 0, else raise."""
     prefix = f"{where}: " if where else ""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise TypeError(f"{prefix}{name} must be a positive number, got {type(value).__name__} ({value!r})")
-    if not value > 0:
+        raise TypeError(f"{prefix}{name} must be a number, got {type(value).__name__} ({value!r})")
+    if not 0 < value < float("inf"):
         raise ValueError(f"{prefix}{name} must be a positive number, got {value!r}")
     return float(value)
 

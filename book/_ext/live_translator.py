@@ -53,7 +53,7 @@ def site_files(srcdir: str | Path) -> dict[Path, Path]:
         raise ExtensionError(
             "the live translator's files are missing: " + ", ".join(missing) + ". Install ONNX Runtime "
             "Web with `npm ci` at the repository root; the model files are made by "
-            "`python -m transformer_edu.cli.pretrained --rebuild` (or `python -m transformer_edu.cli.export "
+            "`python -m transformer_edu.translation.pretrained --rebuild` (or `python -m transformer_edu.export "
             f"--out {MODEL_DIR}`)."
         )
     return files

@@ -592,7 +592,7 @@
     return subjectPart ? subjectPart.value : null;
   }
 
-  // data._subject_problem: who may be the subject of this verb with this complement.
+  // data.subject_problem: who may be the subject of this verb with this complement.
   function subjectProblem(g, subject, verb, complement) {
     const forPeople = !verb.motion && g.things.has(complement) && g.things.get(complement).for_people;
     if ((verb.people_only || forPeople) && !subject.person) {

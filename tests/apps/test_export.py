@@ -115,7 +115,8 @@ def test_staleness_check_covers_the_onnx_files(translator, monkeypatch, tmp_path
 
 
 def test_rebuild_exports_the_checkpoint_it_writes(monkeypatch, tmp_path):
-    """``pretrained --rebuild`` writes the ONNX files of the checkpoint it has just written."""
+    """``pretrained --rebuild`` writes the ONNX files of the checkpoint it has just written (the training
+    and the export replaced by stand-ins: this tests the wiring)."""
     from transformer_edu.translation import pretrained
 
     exported = {}
@@ -276,7 +277,7 @@ def test_unknown_words_are_refused(shipped):
 @pytest.mark.skipif(not export.exporter_available(),
                     reason=f"PyTorch {torch.__version__}: torch.onnx.export has no dynamo= / dynamic_shapes=")
 def test_export_writes_graphs_equal_to_the_shipped_ones(translator, shipped, batch, tmp_path, capsys):
-    from transformer_edu.cli.export import main
+    from transformer_edu.export import main
 
     assert main(["--out", str(tmp_path)]) == 0
     assert "encoder.onnx" in capsys.readouterr().out
@@ -301,10 +302,20 @@ def test_bad_arguments_are_named(translator, tmp_path):
     a_file.write_text("x")
     with pytest.raises(ValueError, match="is a file"):
         export.export_onnx(translator, a_file)
-    with pytest.raises(FileNotFoundError, match="python -m transformer_edu.cli.export --out"):
+    with pytest.raises(FileNotFoundError, match="python -m transformer_edu.export --out"):
         export.OnnxTranslator(tmp_path / "nowhere")
     with pytest.raises(TypeError, match="must be a Transformer"):
         export.EncoderGraph(translator)
+
+
+def test_a_subword_translator_is_refused_before_any_work(tmp_path, monkeypatch):
+    tokenizer = data.SubwordTokenizer.train(["고양이가 생선을 먹었다", "the cat ate the fish"] * 4, 300)
+    vocab = tokenizer.vocab()
+    model = te.Transformer(te.TransformerConfig(len(vocab), len(vocab), d_model=16, n_heads=2, d_ff=32, n_layers=1))
+    monkeypatch.setattr(export, "_export_graph", lambda *args: pytest.fail("the export started"))
+    with pytest.raises(ValueError, match="cannot be exported"):
+        export.export_onnx(te.Translator(model, vocab, vocab, tokenizer, tokenizer), tmp_path / "out")
+    assert not (tmp_path / "out").exists()
 
 
 def test_an_old_exporter_is_named(translator, tmp_path, monkeypatch):

@@ -17,7 +17,7 @@ import pytest
 import torch
 
 from transformer_edu import Transformer, TransformerConfig
-from transformer_edu.checkpoint import load_checkpoint
+from transformer_edu.training.checkpoint import load_checkpoint, load_training_state
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 COMMAND = ["--task", "ko-en", "--batch-size", "64", "--dropout", "0", "--seed", "0", "--quiet"]
@@ -36,7 +36,7 @@ def train(out: Path, *args: str, processes: int = 1) -> subprocess.CompletedProc
 
 
 def largest_difference(a: Path, b: Path) -> float:
-    first, second = load_checkpoint(a)["extra"]["resume"]["model"], load_checkpoint(b)["extra"]["resume"]["model"]
+    first, second = load_training_state(a)["model"], load_training_state(b)["model"]  # the weights training reached
     assert first.keys() == second.keys()
     return max(float((first[k].float() - second[k].float()).abs().max()) for k in first)
 
@@ -57,8 +57,8 @@ def test_two_processes_reach_the_weights_of_one(runs):
     root, one, two, _ = runs
     assert "on 1 process;" in one.stdout and "on 2 processes;" in two.stdout
     assert largest_difference(root / "one", root / "two") <= 1e-4
-    first, second = load_checkpoint(root / "one"), load_checkpoint(root / "two")
-    assert first["step"] == second["step"] == 20
+    first, second = load_training_state(root / "one"), load_training_state(root / "two")
+    assert first["extra"]["history"]["step"] == second["extra"]["history"]["step"] == [20]
     assert first["extra"]["history"]["train_loss"] == pytest.approx(second["extra"]["history"]["train_loss"], 1e-6)
     # and they did train: the weights moved from their initial values far more than that
     torch.manual_seed(0)
@@ -70,7 +70,7 @@ def test_two_processes_reach_the_weights_of_one(runs):
 def test_only_rank_0_writes_and_prints(runs):
     root, _, two, _ = runs
     assert two.stdout.count("test sentences after") == 1  # one summary, not one per process
-    assert sorted(p.name for p in (root / "two").iterdir()) == ["checkpoint.pt", "metrics.json"]
+    assert sorted(p.name for p in (root / "two").iterdir()) == ["checkpoint.pt", "metrics.json", "resume.pt"]
 
 
 def test_a_run_resumes_under_another_number_of_processes(runs):

@@ -3,14 +3,12 @@
 import warnings
 
 import pytest
-import sacrebleu
 import torch
 
 from transformer_edu import Transformer, TransformerConfig
-from transformer_edu.checkpoint import save_checkpoint
+from transformer_edu.training.checkpoint import save_checkpoint
 from transformer_edu.data import KOREAN_TOKENIZER, Vocab, tokenize_korean
 from transformer_edu.decoding import beam_search, greedy_decode
-from transformer_edu.metrics import corpus_bleu, exact_match
 from transformer_edu.translation.translator import OutsideGrammarWarning, Translator, UnknownWordsError
 
 SOURCES = ["고양이가 생선을 먹었다", "나는 학교에 간다", "곰이 공을 잡았다"]
@@ -156,30 +154,13 @@ def test_save_and_load(translator, tmp_path):
         Translator.load(tmp_path / "bare.pt")
 
 
-# --------------------------------------------------------------------------
-# Metrics
-# --------------------------------------------------------------------------
-
-
-def test_exact_match():
-    assert exact_match(TARGETS, TARGETS) == 1.0
-    assert exact_match(["the cat  ate the fish ", "I go home", "x"], TARGETS) == pytest.approx(1 / 3)
-    assert exact_match(["The cat ate the fish"], TARGETS[:1]) == 0.0  # case counts
-    with pytest.raises(ValueError, match="must pair up"):
-        exact_match(TARGETS, TARGETS[:2])
-    with pytest.raises(ValueError, match="empty"):
-        exact_match([], [])
-    with pytest.raises(TypeError, match="single str"):
-        exact_match("the cat", "the cat")
-
-
-def test_corpus_bleu_is_sacrebleus():
-    hypotheses = ["the cat ate the fish", "I go to the school", "the bear saw a ball"]
-    result = corpus_bleu(hypotheses, TARGETS)
-    assert result.score == pytest.approx(sacrebleu.corpus_bleu(hypotheses, [TARGETS]).score)
-    assert 0 < result.score < 100
-    assert corpus_bleu(TARGETS, TARGETS).score == pytest.approx(100.0)
-    assert result.signature.startswith("nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:")
+def test_load_names_a_device_this_machine_lacks(translator, tmp_path):
+    translator.save(tmp_path)
+    with pytest.raises(ValueError, match="device must be a device such as 'cpu', 'cuda' or 'cuda:1', got 'gpu'"):
+        Translator.load(tmp_path, device="gpu")
+    if not torch.cuda.is_available():
+        with pytest.raises(ValueError, match="device is 'cuda', but PyTorch sees no CUDA GPU on this machine"):
+            Translator.load(tmp_path, device="cuda")
 
 
 def test_sentences_outside_the_grammar_are_translated_with_a_warning(ko_translator, translator):

@@ -1,4 +1,4 @@
-"""Shared helpers for the book's tests (test_book, test_browser, test_colab_setup).
+"""Shared helpers for the book's tests (test_book, test_browser, tests/colab).
 
 The book is built once per test session: both ``test_book.py`` and
 ``test_browser.py`` call :func:`build_book`, which runs Jupyter Book the first

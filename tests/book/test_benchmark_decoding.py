@@ -1,5 +1,5 @@
 """benchmarks/decoding.py: it runs under measure_costs' contract, its sides agree, and the
-README quotes the decoding numbers of the costs page (one source: the benchmark's output)."""
+CONTRIBUTING.md quotes the decoding numbers of the costs page (one source: the benchmark's output)."""
 
 from __future__ import annotations
 
@@ -42,22 +42,22 @@ def _costs_ratios() -> dict[str, float]:
 
 
 def test_the_readme_quotes_the_decoding_numbers_of_the_costs_page():
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    readme = (ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8")
     rows = [line for line in readme.splitlines() if line.startswith("|") and "decoding.py" in line]
-    assert rows, "the README's Measured table has no row for benchmarks/decoding.py"
+    assert rows, "CONTRIBUTING.md's Measured table has no row for benchmarks/decoding.py"
     quoted = [float(x) for row in rows for x in re.findall(r"(\d+(?:\.\d+)?)×", row.split("|")[3])]
     expected = [float(f"{value:.3g}") for value in _costs_ratios().values()]
     assert quoted == expected, (
-        "the README's decoding numbers differ from book/_data/costs.json: copy them from "
+        "CONTRIBUTING.md's decoding numbers differ from book/_data/costs.json: copy them from "
         "book/costs.md after `python scripts/measure_costs.py --device cpu --benchmark benchmarks/decoding.py`"
     )
 
 
 def test_the_readme_quotes_the_chapters_total_of_the_costs_page():
-    # One number: the README's row copies the costs page's total, which
+    # One number: CONTRIBUTING.md's row copies the costs page's total, which
     # scripts/measure_costs.py computes from book/_data/costs.json.
     costs = (ROOT / "book" / "costs.md").read_text(encoding="utf-8")
     (total,) = re.findall(r"\| \*\*All chapters\*\* \| \*\*(\d+ min \d+ s)\*\*", costs)
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    readme = (ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8")
     (row,) = [line for line in readme.splitlines() if line.startswith("| all nine chapters")]
     assert row.split("|")[3].strip().startswith(total), (row, total)

@@ -1,75 +1,83 @@
-"""Every chapter runs in a real JupyterLab, and its widget explorers answer their controls.
+"""What a reader sees in JupyterLab: the stored outputs, the Markdown, the widgets.
 
-The test starts JupyterLab on localhost (a free port, a token, no browser, no
-news or update checks, autosave off) over copies of the chapters, opens each
-chapter in headless Chromium through Playwright, and:
+nbval already runs every chapter on a fresh kernel and compares its outputs;
+what only a front end shows is checked here. The test starts JupyterLab on
+localhost (a free port, a token, no browser, no news or update checks,
+autosave off, every cell rendered: no windowing) over copies of the chapter
+notebooks, English and Korean, signed as trusted (what a reader's "Trust
+Notebook" or own run gives: the kernel-free explorers' scripts may run), and
+opens them in headless Chromium through Playwright.
 
-* before running anything, checks that the stored outputs show no
-  "Loading widget..." or "Error displaying widget" placeholder;
-* runs all cells with JupyterLab's own "Run All Cells" command on the
-  chapter's fresh kernel and checks that it completes with no error output;
-* finds every ipywidgets explorer on the page (an output with at least one
-  control and something it draws into), changes one control (a dropdown, a
-  checkbox, toggle buttons, a slider by keyboard, a text box; the next one if
-  a change draws the same picture), and checks that its output redraws;
-* drives the live widgets of Chapters 1 and 7 (``transformer_edu.figures``)
-  like a reader, before anything else changes them: types a sentence and
-  presses Enter, switches the causal mask off and on again, and checks after
-  each step that the figure (a PNG) and the printed lines changed, and that
-  the printed lines are those of the same state computed here with the
-  package (numbers to within rounding);
-* draws every kernel-free explorer (``transformer_edu.figures``: HTML
-  controls over Plotly, which it loads from Plotly's CDN in Jupyter; the test
-  answers that one URL with the plotly package's own copy of the file, as for
-  a reader who is online) and presses its controls until its plots and its
-  summary change.
+* Every notebook, as opened, before anything runs: every stored output of
+  every code cell is drawn (none missing or empty; every image loaded), no
+  widget placeholder ("Loading widget...", "Error displaying widget") shows,
+  and no Markdown cell shows raw Markdown (``**``, link brackets, fences,
+  ``$`` math that MathJax left untypeset). In the English chapters, every
+  kernel-free explorer (``transformer_edu.figures``: HTML controls over
+  Plotly, which it loads from Plotly's CDN in Jupyter; the test answers that
+  one URL with the plotly package's own copy of the file, as for a reader who
+  is online) draws and its controls change its plots and summary.
+* Chapter 1, end to end: JupyterLab's own "Run All Cells" on a fresh kernel
+  completes with no error output and no cell unrun; its live mask playground
+  is driven like a reader (a sentence typed and Enter pressed, the causal mask
+  switched off and on; after each step the figure and the printed lines
+  change, and the lines are the package's own for that state); one control of
+  every ipywidgets explorer is changed and its output must redraw; the
+  kernel-free explorers, now drawn from the fresh run, are pressed again.
+* Every live playground of the package (``figures.*_playground``, which
+  Chapters 1, 2, 3, 6, 7 and 8 display) in one small notebook, with the
+  shipped translator where one is needed, and a ``tqdm.auto`` bar: they run,
+  the bar is drawn as a progress widget, each playground redraws when a control
+  changes, and the sentence playground of Chapter 7 is driven like a reader.
 
-Nothing here knows the chapters' cells: the controls are found in the page
-after the run, so rewritten chapters keep being tested. Chromium is Debian's
+Running every chapter here too would repeat nbval's work (several minutes of
+the suite); the classic Notebook test (``tests/colab/test_classic_notebook.py``)
+runs Chapters 1 and 7 and the Korean Chapter 1 through ipywidgets 7's
+protocol, as Colab's front end draws them. Chromium is Debian's
 (``/usr/bin/chromium``, or ``CHROMIUM``); requests that leave localhost are
-blocked (JupyterLab works offline; only the kernel-free explorers want
-Plotly from its CDN, answered locally as said above).
+blocked (JupyterLab works offline) but for Plotly's CDN file, answered locally.
 """
 
 from __future__ import annotations
 
-import functools
+import inspect
 import json
 import os
 import re
 import secrets
-import shutil
-import socket
-import subprocess
 import sys
 import time
-import urllib.request
 from pathlib import Path
 
+import nbformat
 import pytest
 
 if __package__:
     from . import book_support as bs
+    from . import frontend_support as fs
 else:
     import book_support as bs
+    import frontend_support as fs
 
 pytest.importorskip("jupyterlab", reason="JupyterLab is a test requirement (requirements.txt)")
 sync_api = pytest.importorskip("playwright.sync_api")
 
-CHROMIUM = bs.CHROMIUM
 CHAPTERS = [path for path in bs.chapter_notebooks() if path.exists()]
-RUN_TIMEOUT_S = 600  # one chapter, all cells (Chapter 7 trains for about a minute)
-REDRAW_TIMEOUT_MS = 30_000
-ARTIFACTS = bs.REPO_ROOT / "artifacts"
-PLACEHOLDERS = ("Loading widget", "Error displaying widget")
-PLOTLY_CDN = "https://cdn.plot.ly/plotly-"
+KOREAN = [bs.REPO_ROOT / "locales" / "ko" / "notebooks" / path.name for path in CHAPTERS]
+# (path in the server's root, file here) of every notebook opened as stored
+OPENED = [(f"notebooks/{p.name}", p) for p in CHAPTERS] + [
+    (f"ko/{p.name}", p) for p in KOREAN if p.exists()
+]
+RUN_TIMEOUT_S = 600  # Chapter 1, all cells
+PLAYGROUNDS = "playgrounds.ipynb"
 
 pytestmark = pytest.mark.skipif(
-    not CHROMIUM.exists(), reason=f"Chromium not found at {CHROMIUM} (set CHROMIUM)"
+    not fs.CHROMIUM.exists(), reason=f"Chromium not found at {fs.CHROMIUM} (set CHROMIUM)"
 )
 
 # The notebook panel JupyterLab shows (``expose_app_in_browser`` makes the app global).
 CURRENT = "window.jupyterapp.shell.currentWidget"
+PANEL = ".jp-NotebookPanel:not(.lm-mod-hidden)"
 
 APP_READY_JS = """() => Boolean(window.jupyterapp && window.jupyterapp.commands
   && window.jupyterapp.commands.hasCommand('notebook:run-all-cells'))"""
@@ -122,35 +130,51 @@ UNRUN_CELLS_JS = f"""() => {{
   return found;
 }}"""
 
-# Marks every explorer (an output with a control and a display element) and
-# returns how many there are. A tqdm bar has no control and is left out.
-MARK_EXPLORERS_JS = """() => {
-  const controls = 'select, input, textarea, button, .noUi-handle';
-  const displays = '.widget-output, .widget-html, .widget-htmlmath, .widget-image';
-  let count = 0;
-  for (const old of document.querySelectorAll('[data-explorer]')) {
-    old.removeAttribute('data-explorer');
-  }
-  const panel = window.jupyterapp.shell.currentWidget.node;
-  for (const area of panel.querySelectorAll('.jp-Notebook .jp-OutputArea-output')) {
-    if (!area.querySelector('.jupyter-widgets')) continue;
-    if (!area.querySelector(controls) || !area.querySelector(displays)) continue;
-    area.setAttribute('data-explorer', String(count));
-    count += 1;
-  }
-  return count;
-}"""
+# Every cell rendered (the notebook's own signal) and its outputs attached.
+RENDERED_JS = f"""() => {{
+  const panel = {CURRENT};
+  return Boolean(panel && panel.context.isReady && panel.content.widgets.length
+    && panel.content.widgets.every(cell => cell.isAttached && (cell.model.type !== 'markdown'
+      || cell.rendered)));
+}}"""
 
-# What an explorer shows: its display elements' HTML (controls left out).
-SNAPSHOT_JS = """area => [...area.querySelectorAll(
-    '.widget-output, .widget-html, .widget-htmlmath, .widget-image')]
-  .map(el => el.innerHTML).join('\\n')"""
+# For every code cell: how many outputs its model holds and how many the page
+# draws with something in them (text, an image, an SVG, a table, a figure).
+OUTPUTS_JS = f"""() => {{
+  const found = [];
+  {CURRENT}.content.widgets.forEach((cell, index) => {{
+    if (cell.model.type !== 'code') return;
+    const children = [...cell.node.querySelectorAll(
+      ':scope .jp-Cell-outputArea > .jp-OutputArea-child')];
+    const drawn = children.filter(child => {{
+      const out = child.querySelector('.jp-OutputArea-output');
+      return out && (out.innerText.trim() || out.querySelector('img, svg, table, figure, iframe'));
+    }}).length;
+    found.push([index, cell.model.outputs.length, drawn]);
+  }});
+  return found;
+}}"""
 
+IMAGES_JS = f"""() => [...{CURRENT}.node.querySelectorAll('.jp-OutputArea-output img')]
+  .map(img => [img.complete && img.naturalWidth > 0, img.alt || img.src.slice(0, 40)])"""
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+# The text a reader sees in each rendered Markdown cell, without code, math
+# typeset by MathJax, and scripts (whose text is not shown).
+MARKDOWN_JS = f"""() => {{
+  const found = [];
+  {CURRENT}.content.widgets.forEach((cell, index) => {{
+    if (cell.model.type !== 'markdown') return;
+    const node = cell.node.querySelector('.jp-RenderedMarkdown');
+    if (!node) {{ found.push([index, '<not rendered>', false, false]); return; }}
+    const copy = node.cloneNode(true);
+    copy.querySelectorAll('code, pre, mjx-container, .MathJax, script, style').forEach(el => el.remove());
+    const source = cell.model.sharedModel.getSource();
+    found.push([index, copy.textContent, node.querySelector('mjx-container') !== null,
+                /\\$[^$\\s]/.test(source.replace(/`[^`]*`/g, ''))]);
+  }});
+  return found;
+}}"""
+RAW_MARKDOWN = re.compile(r"\*\*|\]\(|```|\$\$|\\\(|\\\[|^#{1,6} |<(?:img|div|span|a)\b", re.MULTILINE)
 
 
 def write_json(path: Path, value: dict) -> None:
@@ -158,14 +182,44 @@ def write_json(path: Path, value: dict) -> None:
     path.write_text(json.dumps(value), encoding="utf-8")
 
 
+def playgrounds_notebook() -> nbformat.NotebookNode:
+    """Every live playground of the package, with the shipped translator, and a tqdm bar."""
+    from transformer_edu import figures
+
+    names = sorted(name for name in dir(figures) if name.endswith("_playground"))
+    cells = [
+        "from tqdm.auto import tqdm\n"
+        "from transformer_edu import figures\n"
+        "from transformer_edu.translation.pretrained import pretrained_translator\n"
+        "\n"
+        'translator = pretrained_translator("cpu")',
+        'for _ in tqdm(range(3), desc="progress", unit="step"):\n    pass',
+    ]
+    for name in names:
+        parameters = list(inspect.signature(getattr(figures, name)).parameters)
+        cells.append(f"figures.{name}({'translator' if parameters[:1] == ['translator'] else ''})")
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells = [nbformat.v4.new_code_cell(source) for source in cells]
+    notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    return notebook
+
+
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory):
-    """JupyterLab on localhost over copies of the chapters; yields (base URL, token)."""
+    """JupyterLab on localhost over trusted copies of the notebooks; yields (base URL, token)."""
+    from nbformat.sign import NotebookNotary
+
     home = tmp_path_factory.mktemp("jupyterlab")
     root = home / "root"
-    (root / "notebooks").mkdir(parents=True)
-    for chapter in CHAPTERS:
-        shutil.copy(chapter, root / "notebooks" / chapter.name)
+    data = home / "data"
+    data.mkdir(parents=True)
+    notary = NotebookNotary(data_dir=str(data))
+    for name, path in OPENED:
+        notebook = nbformat.read(path, as_version=4)
+        notary.sign(notebook)
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        nbformat.write(notebook, root / name)
+    nbformat.write(playgrounds_notebook(), root / PLAYGROUNDS)
     settings = home / "settings"
     write_json(
         settings / "@jupyterlab/docmanager-extension/plugin.jupyterlab-settings",
@@ -175,405 +229,204 @@ def lab(tmp_path_factory):
         settings / "@jupyterlab/apputils-extension/notification.jupyterlab-settings",
         {"fetchNews": "false", "checkForUpdates": False},
     )
+    # Every cell in the page, as the checks below read them (JupyterLab 4
+    # leaves cells far outside the window out of it by default).
+    write_json(
+        settings / "@jupyterlab/notebook-extension/tracker.jupyterlab-settings",
+        {"windowingMode": "none"},
+    )
     token = secrets.token_hex(16)
-    port = free_port()
+    port = fs.free_port()
     env = dict(os.environ)
     env.update(
         PYTHONPATH=os.pathsep.join(p for p in [str(bs.REPO_ROOT), env.get("PYTHONPATH")] if p),
         JUPYTERLAB_SETTINGS_DIR=str(settings),
         JUPYTERLAB_WORKSPACES_DIR=str(home / "workspaces"),
         JUPYTER_CONFIG_DIR=str(home / "config"),
+        JUPYTER_DATA_DIR=str(data),
         JUPYTER_RUNTIME_DIR=str(home / "runtime"),
         PYTHONHASHSEED="0",
     )
     env.pop("MPLBACKEND", None)  # the kernel's inline backend draws the figures
-    log = (home / "server.log").open("w")
-    server = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "jupyterlab",
-            "--no-browser",
-            "--allow-root",
-            "--ip=127.0.0.1",
-            f"--port={port}",
-            "--port-retries=0",
-            f"--IdentityProvider.token={token}",
-            f"--ServerApp.root_dir={root}",
-            "--ServerApp.terminals_enabled=False",
-            "--LabApp.expose_app_in_browser=True",
-            "--LabApp.news_url=None",
-            "--LabApp.extension_manager=readonly",
-            "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
-        ],
-        cwd=home,
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
+    command = [
+        sys.executable, "-m", "jupyterlab", "--no-browser", "--allow-root",
+        "--ip=127.0.0.1", f"--port={port}", "--port-retries=0",
+        f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={root}",
+        "--ServerApp.terminals_enabled=False", "--LabApp.expose_app_in_browser=True",
+        "--LabApp.news_url=None", "--LabApp.extension_manager=readonly",
+        "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+    ]
     base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                with urllib.request.urlopen(f"{base}/api/status?token={token}", timeout=5):
-                    break
-            except OSError:
-                if server.poll() is not None or time.monotonic() > deadline:
-                    log.flush()
-                    pytest.fail(
-                        "JupyterLab did not start:\n" + (home / "server.log").read_text()[-3000:]
-                    )
-                time.sleep(0.5)
+    with fs.server(command, f"{base}/api/status?token={token}", env, home, home / "server.log",
+                   "JupyterLab"):
         yield base, token
-    finally:
-        server.terminate()
-        try:
-            server.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            server.kill()
-        log.close()
 
 
 @pytest.fixture(scope="module")
 def page(lab):
-    """One JupyterLab page in headless Chromium for all chapters (the app loads once)."""
+    """One JupyterLab page in headless Chromium for every notebook (the app loads once)."""
     base, token = lab
+    from plotly.offline import get_plotlyjs
+
     with sync_api.sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=bs.CHROMIUM_FLAGS)
+        chromium = playwright.chromium.launch(executable_path=str(fs.CHROMIUM), args=fs.CHROMIUM_ARGS)
         context = chromium.new_context(viewport={"width": 1366, "height": 900})
-
-        from plotly.offline import get_plotlyjs
-
-        plotly_js = get_plotlyjs()
-
-        def only_localhost(route):
-            url = route.request.url
-            if url.startswith(base):
-                route.continue_()
-            elif url.startswith(PLOTLY_CDN) and url.endswith(".min.js"):
-                # A kernel-free explorer loads Plotly from its CDN in Jupyter:
-                # answered with the very file the CDN serves (plotly's own
-                # copy), as for a reader who is online; nothing else leaves.
-                route.fulfill(status=200, content_type="text/javascript", body=plotly_js)
-            else:
-                route.abort()
-
-        context.route("**/*", only_localhost)
+        fs.offline_routes(context, base, get_plotlyjs())
         tab = context.new_page()
         try:
-            tab.goto(f"{base}/lab/workspaces/test/tree/notebooks?token={token}")
+            tab.goto(f"{base}/lab/workspaces/test?token={token}")
             tab.wait_for_function(APP_READY_JS, timeout=180_000)
             yield tab
         finally:
             chromium.close()
 
 
-def stored_outputs(notebook: Path, mime: str):
-    """(output, its ``mime`` text) for every stored output of the notebook."""
-    for cell in bs.read_notebook(notebook)["cells"]:
-        for output in cell.get("outputs", []):
-            text = output.get("data", {}).get(mime, "")
-            yield output, "".join(text) if isinstance(text, list) else text
+def stored_images(notebook: Path) -> int:
+    return sum(1 for _, _, data in fs.stored_outputs(notebook, "image/png") if data)
 
 
-def stored_explorers(notebook: Path) -> int:
-    """How many ipywidgets explorers the stored outputs announce (scripts/execute_notebooks.py's texts)."""
-    return sum(
-        "execute_notebooks" in output.get("metadata", {}) and text.startswith("Interactive control")
-        for output, text in stored_outputs(notebook, "text/plain")
-    )
+def opened(page, name: str):
+    """Open a notebook of the server's root and wait until every cell is rendered."""
+    page.evaluate(OPEN_JS, name)
+    page.wait_for_function(RENDERED_JS, timeout=120_000)
 
 
-def stored_html_explorers(notebook: Path) -> int:
-    """How many kernel-free explorers (``transformer_edu.figures``) the stored outputs hold."""
-    return sum(html.count('class="tse-explorer"') for _, html in stored_outputs(notebook, "text/html"))
+def shot_on_failure(page, name: str) -> None:
+    fs.ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(fs.ARTIFACTS / f"jupyterlab-{name.replace('/', '-')}.png"))
+
+
+def run_all(page) -> float:
+    """JupyterLab's "Run All Cells" on the notebook's fresh kernel; every cell ran, none failed."""
+    page.wait_for_function(KERNEL_IDLE_JS, timeout=120_000)
+    start = time.monotonic()
+    page.evaluate(RUN_ALL_JS)
+    page.wait_for_function("() => window.__runAll !== undefined", timeout=RUN_TIMEOUT_S * 1000,
+                           polling=1000)
+    result = page.evaluate("() => window.__runAll")
+    assert page.evaluate(ERROR_OUTPUTS_JS) == [], "error outputs"
+    assert result["ok"], f"Run All Cells did not complete: {result}"
+    assert page.evaluate(UNRUN_CELLS_JS) == [], "cells left unrun"
+    page.wait_for_function(KERNEL_IDLE_JS, timeout=60_000)
+    return time.monotonic() - start
+
+
+def no_placeholders(page, when: str) -> None:
+    text = page.locator(f"{PANEL} .jp-Notebook").inner_text()
+    assert not [p for p in fs.PLACEHOLDERS if p in text], f"widget placeholders {when}"
+
+
+def exercise_html_explorers(page) -> list[str]:
+    figures = page.locator(f"{PANEL} .jp-OutputArea-output figure.tse-explorer")
+    return [
+        fs.exercise_html_explorer(page, figures.nth(n), figures.nth(n).get_attribute("id"))
+        for n in range(figures.count())
+    ]
 
 
 def test_chapter_one_announces_its_explorers():
-    """Chapter 1's explorers (the mask explorer among them) are what the test below changes."""
-    assert stored_explorers(CHAPTERS[0]) + stored_html_explorers(CHAPTERS[0]) >= 2
-
-
-def change_control(area, control) -> str:
-    """Change one control inside an explorer; return what was done ('' if nothing)."""
-    kind = control.evaluate("el => el.tagName.toLowerCase()")
-    classes = control.get_attribute("class") or ""
-    if kind == "select":
-        options = control.evaluate("el => [...el.options].map(o => o.value)")
-        current = control.evaluate("el => el.selectedIndex")
-        if len(options) < 2:
-            return ""
-        target = 1 if current == 0 else 0
-        control.select_option(index=target)
-        return f"dropdown -> option {target}"
-    if kind == "input" and control.get_attribute("type") == "checkbox":
-        control.click()
-        return "checkbox toggled"
-    if kind == "button":
-        if "mod-active" in classes or control.is_disabled():
-            return ""
-        control.click()
-        return f"button {control.inner_text()!r} pressed"
-    if "noUi-handle" in classes:
-        before = control.get_attribute("aria-valuenow")
-        control.focus()
-        control.press("ArrowRight")
-        if control.get_attribute("aria-valuenow") == before:
-            control.press("ArrowLeft")
-        return "" if control.get_attribute("aria-valuenow") == before else "slider moved"
-    if kind in {"input", "textarea"} and control.get_attribute("type") in {None, "text"}:
-        control.fill((control.input_value() or "") + " ")
-        control.press("Enter")
-        return "text edited"
-    return ""
-
-
-HTML_EXPLORERS_JS = """() => {
-  const panel = window.jupyterapp.shell.currentWidget.node;
-  return [...panel.querySelectorAll('.jp-Notebook .jp-OutputArea-output figure.tse-explorer')]
-    .map(figure => figure.id);
-}"""
-
-# What a kernel-free explorer shows: its plots' SVG and its summary sentence.
-HTML_SNAPSHOT_JS = """figure => [...figure.querySelectorAll('.tse-panels svg.main-svg, .tse-summary')]
-  .map(el => el.outerHTML).join('\\n')"""
-
-
-def exercise_html_explorer(page, ident: str) -> str:
-    """Draw a kernel-free explorer in JupyterLab, then press its controls one
-    by one until the plots and summary change; return what was done."""
-    figure = page.locator(f".jp-NotebookPanel:not(.lm-mod-hidden) figure.tse-explorer#{ident}")
-    figure.scroll_into_view_if_needed()
-    figure.locator(".tse-controls:not([hidden])").wait_for(timeout=REDRAW_TIMEOUT_MS)
-    handle = figure.element_handle()
-    page.wait_for_function(
-        "figure => figure.querySelectorAll('.tse-panels svg.main-svg').length > 0",
-        arg=handle,
-        timeout=REDRAW_TIMEOUT_MS,
-    )
-    tried = []
-    controls = figure.locator(".tse-controls button[aria-pressed=false], .tse-controls select, "
-                              ".tse-controls input[type=range]")
-    for number in range(controls.count()):
-        control = controls.nth(number)
-        before = handle.evaluate(HTML_SNAPSHOT_JS)
-        kind = control.evaluate("el => el.tagName.toLowerCase()")
-        if kind == "button":
-            control.click()
-            action = f"button {control.inner_text()!r}"
-        elif kind == "select":
-            options = control.evaluate("el => el.options.length")
-            if options < 2:
-                continue
-            target = 1 if control.evaluate("el => el.selectedIndex") == 0 else 0
-            control.select_option(index=target)
-            action = f"select -> option {target}"
-        else:
-            control.focus()
-            control.press("ArrowRight")
-            action = "slider ArrowRight"
-        tried.append(action)
-        try:
-            page.wait_for_function(
-                f"([figure, before]) => ({HTML_SNAPSHOT_JS})(figure) !== before",
-                arg=[handle, before],
-                timeout=REDRAW_TIMEOUT_MS,
-            )
-        except sync_api.TimeoutError:
-            continue
-        return f"{ident}: {action}"
-    raise AssertionError(f"kernel-free explorer {ident}: no redraw after {tried or 'no usable control'}")
-
-
-# What a live widget (``transformer_edu.figures``) shows: its printed
-# lines and the address of its figure (a PNG data URL).
-LIVE_SNAPSHOT_JS = """area => {
-  const output = area.querySelector('.widget-output');
-  const image = output && output.querySelector('img');
-  return [output ? output.innerText : '', image ? image.src : ''];
-}"""
-NUMBER = re.compile(r"-?\d+\.\d+")
-
-
-def same_printed(shown: str, expected: str, tolerance: float = 2e-3) -> bool:
-    """The same lines, numbers equal to within ``tolerance`` (the kernel may
-    run the reader's own attention, or another thread count)."""
-    shown_lines = [line.rstrip() for line in shown.strip().splitlines() if line.strip()]
-    expected_lines = [line.rstrip() for line in expected.strip().splitlines() if line.strip()]
-    if len(shown_lines) != len(expected_lines):
-        return False
-    for a, b in zip(shown_lines, expected_lines):
-        if NUMBER.sub("#", a).split() != NUMBER.sub("#", b).split():
-            return False
-        numbers = [(float(x), float(y)) for x, y in zip(NUMBER.findall(a), NUMBER.findall(b))]
-        if any(abs(x - y) > tolerance for x, y in numbers):
-            return False
-    return True
-
-
-def printed(state) -> str:
-    """What a live widget prints for a state (figures.LiveExplorer)."""
-    return "\n".join([state.summary] + ([state.details] if state.details else []))
-
-
-def live_step(page, area, action, expected_state, what: str) -> str:
-    """Do ``action``; wait until the live widget redraws; check its printed
-    lines against ``expected_state`` (computed here) and that its figure changed."""
-    handle = area.element_handle()
-    before = handle.evaluate(LIVE_SNAPSHOT_JS)
-    action()
-    page.wait_for_function(
-        f"([area, before]) => {{ const now = ({LIVE_SNAPSHOT_JS})(area);"
-        # the printed lines arrive after the image: wait for both, not for a cleared output
-        " return now[0] !== before[0] && now[0].trim() !== '' && now[1] !== '' && now[1] !== before[1]; }",
-        arg=[handle, before],
-        timeout=REDRAW_TIMEOUT_MS,
-    )
-    text, image = handle.evaluate(LIVE_SNAPSHOT_JS)
-    assert image.startswith("data:image/png"), f"{what}: no figure drawn"
-    assert image != before[1], f"{what}: the figure did not change"
-    expected = printed(expected_state)
-    assert same_printed(text, expected), f"{what}: shown\n{text}\nexpected\n{expected}"
-    return what
-
-
-def drive_live_widget(page, text_label: str, sentence: str, state_of) -> list[str]:
-    """Type ``sentence`` into the live widget's text box, then switch its
-    causal mask off and on; ``state_of(sentence, causal)`` is the package's state."""
-    area = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .tse-live").first
-    area.scroll_into_view_if_needed()
-    box = area.locator(f".widget-text:has(label:text-is('{text_label}')) input")
-    causal = area.locator(".widget-checkbox:has-text('causal mask') input[type=checkbox]")
-    causal_now = causal.is_checked()
-
-    def typed():
-        box.fill(sentence)
-        box.press("Enter")
-
-    done = [live_step(page, area, typed, state_of(sentence, causal_now), f"typed {sentence!r}")]
-    for value in (not causal_now, causal_now):
-        done.append(
-            live_step(page, area, causal.click, state_of(sentence, value), f"causal mask {value}")
-        )
-    return done
-
-
-def chapter_one_live(page) -> list[str]:
-    from transformer_edu import figures
-
-    seed = int(os.environ.get("TRANSFORMER_EDU_SEED", "0"))
-    return drive_live_widget(
-        page,
-        "tokens",
-        "a dog ran after the cat",
-        lambda tokens, causal: figures.mask_state(tokens, 2, True, causal, seed=seed),
-    )
-
-
-@functools.cache
-def shipped_translator():
-    from transformer_edu.translation.pretrained import pretrained_translator
-
-    return pretrained_translator("cpu")
-
-
-def chapter_seven_live(page) -> list[str]:
-    from transformer_edu import figures
-
-    translator = shipped_translator()
-    return drive_live_widget(
-        page,
-        "Korean",
-        "개가 고양이를 쫓았다",
-        lambda korean, causal: figures.translation_state(
-            translator, korean, causal=causal, layer=translator.model.config.n_layers - 1
-        ),
-    )
-
-
-#: Chapters whose live widgets the test drives like a reader (by number).
-LIVE_DRIVERS = {1: chapter_one_live, 7: chapter_seven_live}
+    """Chapter 1's explorers (the mask explorer among them) are what the tests below change."""
+    assert fs.stored_explorers(CHAPTERS[0]) + fs.stored_html_explorers(CHAPTERS[0]) >= 2
 
 
 def test_live_printed_lines_compare_words_exactly_and_numbers_to_rounding():
-    assert same_printed("a 0.5001 b\nc", "a 0.5000 b\nc")
-    assert not same_printed("a 0.51 b", "a 0.50 b")
-    assert not same_printed("a 0.5 dog", "a 0.5 cat")
-    assert not same_printed("one line", "one line\ntwo lines")
+    assert fs.same_printed("a 0.5001 b\nc", "a 0.5000 b\nc")
+    assert not fs.same_printed("a 0.51 b", "a 0.50 b")
+    assert not fs.same_printed("a 0.5 dog", "a 0.5 cat")
+    assert not fs.same_printed("one line", "one line\ntwo lines")
 
 
-def exercise_explorer(page, index: int) -> str:
-    """Change the explorer's controls one by one until its output redraws."""
-    area = page.locator(f'[data-explorer="{index}"]')
-    area.scroll_into_view_if_needed()
-    handle = area.element_handle()
-    controls = area.locator(
-        "select, input[type=checkbox], .widget-toggle-buttons button, .noUi-handle, "
-        ".widget-text input, textarea"
-    )
-    tried = []
-    for number in range(controls.count()):
-        before = handle.evaluate(SNAPSHOT_JS)
-        action = change_control(area, controls.nth(number))
-        if not action:
-            continue
-        tried.append(action)
-        try:
-            page.wait_for_function(
-                f"([area, before]) => {{ const now = ({SNAPSHOT_JS})(area);"
-                " return now !== before && now.trim() !== ''; }",
-                arg=[handle, before],
-                timeout=REDRAW_TIMEOUT_MS,
-            )
-        except sync_api.TimeoutError:
-            continue
-        return action
-    raise AssertionError(f"explorer {index}: no redraw after {tried or 'no usable control'}")
+def test_raw_markdown_pattern_finds_what_a_renderer_left():
+    for raw in ("**bold**", "[a](http://x)", "```", "$$x$$", "## Heading", "<img src=x>"):
+        assert RAW_MARKDOWN.search(raw), raw
+    assert not RAW_MARKDOWN.search("softmax(QKᵀ / √d_k) V, 3 × 4 = 12 # not a heading")
 
 
-@pytest.mark.parametrize("notebook", CHAPTERS, ids=lambda path: path.stem)
-def test_chapter_runs_in_jupyterlab_and_its_explorers_redraw(page, notebook):
+@pytest.mark.parametrize("name,notebook", OPENED, ids=[name for name, _ in OPENED])
+def test_stored_outputs_and_markdown_render(page, name, notebook):
     start = time.monotonic()
-    page.evaluate(OPEN_JS, f"notebooks/{notebook.name}")
+    opened(page, name)
     try:
-        page.wait_for_function(KERNEL_IDLE_JS, timeout=120_000)
-        opened = time.monotonic() - start
-        text = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook").inner_text()
-        assert not [p for p in PLACEHOLDERS if p in text], "placeholders before running"
+        outputs = page.evaluate(OUTPUTS_JS)
+        stored = sum(len(cell.get("outputs", [])) for cell in bs.read_notebook(notebook)["cells"])
+        assert sum(count for _, count, _ in outputs) == stored, "outputs missing from the model"
+        undrawn = [(index, count, drawn) for index, count, drawn in outputs if drawn != count]
+        assert undrawn == [], f"(cell, outputs, drawn): {undrawn}"
+        images = page.evaluate(IMAGES_JS)
+        assert len(images) >= stored_images(notebook), "images missing"
+        assert all(ok for ok, _ in images), [what for ok, what in images if not ok]
+        no_placeholders(page, "in the stored outputs")
 
-        start = time.monotonic()
-        page.evaluate(RUN_ALL_JS)
-        page.wait_for_function(
-            "() => window.__runAll !== undefined", timeout=RUN_TIMEOUT_S * 1000, polling=1000
-        )
-        result = page.evaluate("() => window.__runAll")
-        seconds = time.monotonic() - start
-        assert page.evaluate(ERROR_OUTPUTS_JS) == [], "error outputs"
-        assert result["ok"], f"Run All Cells did not complete: {result}"
-        assert page.evaluate(UNRUN_CELLS_JS) == [], "cells left unrun"
-        page.wait_for_function(KERNEL_IDLE_JS, timeout=60_000)
+        raw, untypeset = [], []
+        for index, text, typeset, has_math in page.evaluate(MARKDOWN_JS):
+            found = RAW_MARKDOWN.search(text)
+            if text == "<not rendered>" or found:
+                raw.append((index, found.group() if found else text))
+            if has_math and (not typeset or "$" in text):
+                untypeset.append(index)
+        assert raw == [], f"raw Markdown in cells (index, what): {raw}"
+        assert untypeset == [], f"math not typeset in cells {untypeset}"
 
-        ran = time.monotonic()
-        actions = []
-        driver = LIVE_DRIVERS.get(bs.chapter_number(notebook))
-        if driver is not None:  # first, before the explorers below change it
-            actions += driver(page)
-        explorers = page.evaluate(MARK_EXPLORERS_JS)
-        assert explorers >= stored_explorers(notebook), "explorers missing from the page"
-        actions += [exercise_explorer(page, index) for index in range(explorers)]
-        figures = page.evaluate(HTML_EXPLORERS_JS)
-        assert len(figures) >= stored_html_explorers(notebook), "kernel-free explorers missing"
-        actions += [exercise_html_explorer(page, ident) for ident in figures]
-        text = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook").inner_text()
-        assert not [p for p in PLACEHOLDERS if p in text], "widget placeholders after running"
-        print(
-            f"{notebook.stem}: opened in {opened:.0f} s, ran in {seconds:.0f} s, "
-            f"explorers {time.monotonic() - ran:.0f} s: {actions}"
-        )
+        actions = exercise_html_explorers(page) if name.startswith("notebooks/") else []
+        figures = page.locator(f"{PANEL} figure.tse-explorer").count()
+        assert figures >= fs.stored_html_explorers(notebook), "kernel-free explorers missing"
+        print(f"{name}: {stored} outputs, {len(images)} images, checked in "
+              f"{time.monotonic() - start:.0f} s; {actions}")
     except BaseException:
-        ARTIFACTS.mkdir(exist_ok=True)
-        page.screenshot(path=str(ARTIFACTS / f"jupyterlab-{notebook.stem}.png"))
+        shot_on_failure(page, name)
+        raise
+    finally:
+        page.evaluate(CLOSE_JS)
+
+
+def test_chapter_one_runs_end_to_end_and_its_widgets_answer(page):
+    name, notebook = OPENED[0]
+    assert bs.chapter_number(notebook) == 1
+    opened(page, name)
+    try:
+        seconds = run_all(page)
+        ran = time.monotonic()
+        states = fs.LIVE_STATES[1]()
+        actions = fs.drive_live_widget(page, page.locator(f"{PANEL} .tse-live").first, *states)
+        explorers = page.evaluate(fs.mark_explorers_js(f"{PANEL} .jp-Notebook .jp-OutputArea-output"))
+        assert explorers >= fs.stored_explorers(notebook), "explorers missing from the page"
+        actions += [fs.exercise_explorer(page, index) for index in range(explorers)]
+        actions += exercise_html_explorers(page)
+        assert len(actions) >= 3 + fs.stored_explorers(notebook) + fs.stored_html_explorers(notebook)
+        no_placeholders(page, "after running")
+        print(f"{name}: ran in {seconds:.0f} s, widgets {time.monotonic() - ran:.0f} s: {actions}")
+    except BaseException:
+        shot_on_failure(page, "run-" + name)
+        raise
+    finally:
+        page.evaluate(CLOSE_JS)
+
+
+def test_every_playground_and_a_progress_bar_in_jupyterlab(page):
+    opened(page, PLAYGROUNDS)
+    try:
+        seconds = run_all(page)
+        bar = page.locator(f"{PANEL} .widget-hbox:has(.widget-hprogress, progress, .widget-progress)")
+        assert bar.count() == 1, "the tqdm bar is not drawn as a progress widget"
+        shown = bar.inner_text().replace("\u2007", " ")  # tqdm pads with figure spaces
+        assert "3/3" in shown and "progress: 100%" in shown, shown
+        ran = time.monotonic()
+        live = page.locator(f"{PANEL} .tse-live")
+        names = [name for name in dir(__import__("transformer_edu.figures").figures)
+                 if name.endswith("_playground")]
+        assert live.count() == len(names), f"{live.count()} playgrounds drawn of {names}"
+        states = fs.LIVE_STATES[7]()
+        # Chapter 7's sentence playground (figures.attention_playground) is the first
+        # one named in alphabetical order.
+        assert names[0] == "attention_playground"
+        actions = fs.drive_live_widget(page, live.first, *states)
+        explorers = page.evaluate(fs.mark_explorers_js(f"{PANEL} .jp-Notebook .jp-OutputArea-output"))
+        assert explorers == len(names)
+        actions += [fs.exercise_explorer(page, index) for index in range(explorers)]
+        no_placeholders(page, "after running")
+        print(f"playgrounds: ran in {seconds:.0f} s, widgets {time.monotonic() - ran:.0f} s: {actions}")
+    except BaseException:
+        shot_on_failure(page, PLAYGROUNDS)
         raise
     finally:
         page.evaluate(CLOSE_JS)

@@ -1,7 +1,7 @@
 """The Korean edition: its catalogues, its notebooks, its built site and its search.
 
 The English sources are the only sources: ``locales/ko/LC_MESSAGES/`` holds a
-gettext catalogue per page (README, "The Korean edition"). These tests fail
+gettext catalogue per page (CONTRIBUTING.md, "The Korean edition"). These tests fail
 when the English changes and the Korean has not followed (a message missing,
 fuzzy or obsolete, a Korean notebook out of step), when a translation loses
 the page's markup or its glossary terms, and when the built Korean site lacks a

@@ -572,7 +572,7 @@ def _broken(sentence: str, rng: random.Random) -> list[str]:
     noun, particle = data.KOREAN_TOKENIZER.splits.get(words[subject], (words[subject], "가"))
     pair = _role_of(words[subject]) or "이/가"
     other = next(form for form in pair.split("/") if form != particle) if "/" in pair else particle
-    polite = [p for p, plain in data.lexicon._POLITE.items() if plain == words[-1]]
+    polite = [p for p, plain in data.lexicon.POLITE_TO_PLAIN.items() if plain == words[-1]]
     connective = {v.past: v.connective for v in data.TRANSITIVE_VERBS + data.MOTION_VERBS}
     connective.update({v.present: v.connective for v in data.TRANSITIVE_VERBS + data.MOTION_VERBS})
     at = rng.randrange(len(words) - 1)

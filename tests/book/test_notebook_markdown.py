@@ -317,7 +317,7 @@ def test_markdown_has_no_myst_syntax(notebook):
     ]
     assert leftovers == [], (
         "Colab and JupyterLab show MyST syntax literally; write plain Markdown "
-        "(see the README's contributor notes):\n" + "\n".join(leftovers)
+        "(see CONTRIBUTING.md's conventions):\n" + "\n".join(leftovers)
     )
 
 

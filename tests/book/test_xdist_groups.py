@@ -37,7 +37,7 @@ def test_longest_groups_come_first_and_chapters_before_the_rest():
     groups = [
         "tests/unit/test_attention.py",
         "notebooks/02_multi_head_attention.ipynb",
-        "tests/book/test_colab_setup.py",
+        "tests/colab",
         "notebooks/07_training.ipynb",
         "book",
         "notebooks/01_attention.ipynb",
@@ -45,13 +45,21 @@ def test_longest_groups_come_first_and_chapters_before_the_rest():
     ]
     assert sorted(groups, key=root.rank) == [
         "book",
+        "tests/colab",
         "tests/book/test_jupyterlab.py",
-        "tests/book/test_colab_setup.py",
         "notebooks/07_training.ipynb",
         "notebooks/01_attention.ipynb",
         "notebooks/02_multi_head_attention.ipynb",
         "tests/unit/test_attention.py",
     ]
+
+
+def test_the_colab_tests_share_one_group():
+    # tests/colab/conftest.py builds the stand-in once per session: one worker.
+    for nodeid in ("tests/colab/test_setup_cells.py::test_x", "tests/colab/test_classic_notebook.py::t[a]"):
+        assert root.group_of(nodeid) == "tests/colab"
+    assert root.group_of("tests/book/test_book.py::test_x") == "book"
+    assert root.group_of("tests/unit/test_masks.py::test_x") == "tests/unit/test_masks.py"
 
 
 def test_ci_runs_the_groups_with_loadgroup_in_order():
@@ -131,7 +139,7 @@ def test_device_dependent_outputs_are_compared_on_a_cpu_and_not_on_cuda(monkeypa
 
 def test_only_cells_whose_output_names_the_device_are_tagged():
     # The tag hides a cell's output from nbval on a GPU: keep it to the cells measured to
-    # differ there (README, "On a GPU"), not a blanket over a chapter.
+    # differ there (CONTRIBUTING.md, "On a GPU"), not a blanket over a chapter.
     tagged = {
         f"{path.name}::{index}"
         for path in bs.chapter_notebooks()

@@ -720,6 +720,47 @@ def test_read_tsv_corpus_keeps_the_good_lines_and_names_the_bad(tmp_path):
     assert len(read_tsv_corpus(path, max_chars=1000).pairs) == 3  # the long line fits now
 
 
+def test_read_tsv_corpus_reads_utf8_with_a_byte_order_mark_and_crlf(tmp_path):
+    from transformer_edu.data import read_tsv_corpus
+
+    path = tmp_path / "windows.tsv"
+    path.write_bytes("\ufeff고양이가 생선을 먹었다\tthe cat ate the fish\r\n나는 간다\tI go\r\n".encode("utf-8"))
+    corpus = read_tsv_corpus(path)
+    assert corpus.pairs == [("고양이가 생선을 먹었다", "the cat ate the fish"), ("나는 간다", "I go")]
+    assert corpus.report() == ""
+
+
+def test_read_tsv_corpus_reports_lines_with_extra_columns(tmp_path):
+    from transformer_edu.data import read_tsv_corpus
+
+    path = tmp_path / "three.tsv"
+    path.write_text("고양이\tcat\n개\tdog\tCC-BY\n곰\tbear\n", encoding="utf-8")
+    corpus = read_tsv_corpus(path)
+    assert corpus.pairs[1] == ("개", "dog") and corpus.wide == [2] and corpus.skipped == []
+    assert corpus.report() == f"{path}: 1 line has more than 2 tab-separated columns, the extra ones ignored (line 2)"
+    assert read_tsv_corpus(path, src_col=1, tgt_col=0).pairs[0] == ("cat", "고양이")
+
+
+@pytest.mark.parametrize("encoding, looks, command", [
+    ("cp949", "it looks like CP949 (EUC-KR), which Korean Windows tools such as Excel write", "iconv -f cp949"),
+    ("euc-kr", "it looks like CP949 (EUC-KR)", "iconv -f cp949"),
+    ("utf-16", "it looks like UTF-16", "iconv -f utf-16"),
+    ("latin-1", "", "iconv -f ENCODING"),
+])
+def test_a_corpus_in_another_encoding_is_named_with_its_conversion(tmp_path, encoding, looks, command):
+    from transformer_edu.data import read_tsv_corpus
+
+    path = tmp_path / "corpus.tsv"
+    text = "a\tb\n" + ("café\tcoffee\n" if encoding == "latin-1" else "고양이가 생선을 먹었다\tthe cat ate the fish\n")
+    path.write_bytes(text.encode(encoding))
+    line = 1 if encoding == "utf-16" else 2  # UTF-16's byte-order mark is already not UTF-8
+    with pytest.raises(ValueError) as error:
+        read_tsv_corpus(path)
+    message = str(error.value)
+    assert message.startswith(f"{path}: line {line} is not UTF-8{'; ' + looks if looks else ''}")
+    assert f"Convert the file with: {command} -t utf-8 {path} > {tmp_path / 'corpus.utf8.tsv'}" in message
+
+
 def test_read_tsv_corpus_errors(tmp_path):
     from transformer_edu.data import read_tsv_corpus
 
@@ -733,3 +774,5 @@ def test_read_tsv_corpus_errors(tmp_path):
         read_tsv_corpus(tmp_path / "empty.tsv")
     with pytest.raises(ValueError, match="max_chars=0"):
         read_tsv_corpus(tmp_path / "bad.tsv", max_chars=0)
+    with pytest.raises(IsADirectoryError, match="is a directory; expected a file of source<TAB>target lines"):
+        read_tsv_corpus(tmp_path)

@@ -1,11 +1,11 @@
-"""transformer_edu.distributed: who is who in a torchrun job, and each process's share of a batch
+"""transformer_edu.training.distributed: who is who in a torchrun job, and each process's share of a batch
 (the two-process runs are in tests/apps/test_distributed.py)."""
 
 import pytest
 import torch
 
 from transformer_edu.data import Batch, Vocab, make_batches
-from transformer_edu.distributed import World, init_from_env, my_parts
+from transformer_edu.training.distributed import World, init_from_env, my_parts
 
 PAIRS = [(" ".join("abcdefg"[: 1 + i % 7]), " ".join("xyz"[: 1 + i % 3])) for i in range(10)]
 SRC, TGT = Vocab.build([s for s, _ in PAIRS]), Vocab.build([t for _, t in PAIRS])

@@ -3,6 +3,7 @@ precomputed explorers, drawn the same, recomputed from the reader's inputs."""
 
 from __future__ import annotations
 
+import base64
 import itertools
 import math
 
@@ -189,6 +190,28 @@ def test_the_widget_redraws_when_a_control_changes_and_shows_errors():
     assert live.last_state.summary.startswith("4 tokens")
     with pytest.raises(ValueError, match="unknown control"):
         live.set(colour="red")
+
+
+def test_the_widget_holds_its_drawing_in_its_output_state():
+    # Set as the Output widget's state, not printed inside `with output:`,
+    # whose capture ipywidgets 7's front ends (Colab's, the classic
+    # Notebook's) miss while the cell that makes the widget runs.
+    live = pg.mask_playground("a b c")
+    live.widget
+    image, text = live._output.outputs
+    assert image["output_type"] == "display_data"
+    assert base64.b64decode(image["data"]["image/png"]).startswith(b"\x89PNG")
+    assert text == {"output_type": "stream", "name": "stdout",
+                    "text": printed(live.last_state) + "\n"}  # fmt: skip
+    live.set(causal=True)
+    assert live._output.outputs[1]["text"] == printed(live.last_state) + "\n"
+    live.set(tokens="")
+    (message,) = live._output.outputs
+    assert message["text"].startswith("Nothing to draw: ")
+
+
+def printed(state) -> str:
+    return "\n".join([state.summary] + ([state.details] if state.details else []))
 
 
 def test_live_explorer_checks_its_arguments():

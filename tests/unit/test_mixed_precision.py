@@ -1,6 +1,6 @@
 """Mixed precision: the model trains and decodes without NaN in bfloat16 autocast (CPU, and CUDA
 where present) and in float16 autocast with a GradScaler (CUDA only, as on a Colab T4), through
-the package's own loop (``fit(amp=...)``), ``train_task`` and the command line."""
+Chapter 9's loop (an ``Updater(amp=...)``), ``train_task`` and the command line."""
 
 import json
 import math
@@ -17,14 +17,15 @@ import torch.nn.functional as F
 import transformer_edu as te
 from transformer_edu import data
 from transformer_edu.decoding import beam_search, greedy_decode
-from transformer_edu.recipes import RECIPES, train_task
-from transformer_edu.training import LabelSmoothingLoss, autocast, evaluate, fit, make_optimizer, warmup_schedule
+from transformer_edu.training import LabelSmoothingLoss, evaluate, make_optimizer, warmup_schedule
+from transformer_edu.training.recipes import RECIPES, train_task
+from transformer_edu.training.scale import Updater, autocast, fit_at_scale
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 NO_CUDA = "no CUDA device here: float16 autocast with a GradScaler is the GPU recipe (Colab's T4)"
 CUDA = pytest.mark.skipif(not torch.cuda.is_available(), reason=NO_CUDA)
 DEVICES = ["cpu", pytest.param("cuda", marks=CUDA)]
-# (device, amp) pairs that fit(amp=...) is tested with: bfloat16 everywhere, float16 on CUDA.
+# (device, amp) pairs that Updater(amp=...) is tested with: bfloat16 everywhere, float16 on CUDA.
 AMP_SETTINGS = [
     ("cpu", "bf16"),
     pytest.param("cuda", "bf16", marks=CUDA),
@@ -83,8 +84,8 @@ def _fit_copy(device: str, amp: str | None, epochs: int = 3):
     def batches(epoch):
         return data.make_batches(SPLITS["train"], SRC_VOCAB, TGT_VOCAB, 32, shuffle=True, seed=epoch)
 
-    history = fit(model, batches, valid, epochs=epochs, optimizer=optimizer, scheduler=scheduler, loss_fn=loss_fn,
-                  progress=False, amp=amp)
+    updater = Updater(model, optimizer, loss_fn, scheduler, amp=amp)
+    history = fit_at_scale(model, batches, valid, epochs=epochs, updater=updater, progress=False)
     return model, scheduler, history, valid
 
 
@@ -102,7 +103,8 @@ def test_fit_with_autocast_learns_like_float32(device, amp):
     # skipped updates do not advance the warm-up, so the scheduler counts the real updates.
     assert scheduler.last_epoch <= 3 * 16
     assert scheduler.last_epoch >= 3 * 16 - (10 if amp == "fp16" else 0)
-    again = evaluate(model, valid, LabelSmoothingLoss(len(TGT_VOCAB), 0.1), amp=amp)
+    with autocast(device, amp):
+        again = evaluate(model, valid, LabelSmoothingLoss(len(TGT_VOCAB), 0.1))
     assert again["nll"] == pytest.approx(history["valid_nll"][-1], rel=1e-3)
 
 
@@ -125,10 +127,10 @@ def test_decoding_under_autocast_gives_finite_scores_and_the_float32_words(devic
     assert int(same.sum()) >= 7, (greedy, reference)
 
 
-def test_fit_and_train_task_name_a_bad_amp():
+def test_the_updater_and_train_task_name_a_bad_amp():
     model = te.Transformer(te.TransformerConfig(10, 10, d_model=8, n_heads=2, d_ff=16, n_layers=1))
     with pytest.raises(ValueError, match="amp must be None, 'bf16' or 'fp16', got 'fp32'"):
-        fit(model, [], epochs=1, optimizer=make_optimizer(model), loss_fn=LabelSmoothingLoss(10), amp="fp32")
+        Updater(model, make_optimizer(model), LabelSmoothingLoss(10), amp="fp32")
     with pytest.raises(ValueError, match="amp must be None, 'bf16' or 'fp16', got 'half'"):
         train_task("copy", amp="half")
     with pytest.raises(ValueError, match="amp must be"):
@@ -137,9 +139,9 @@ def test_fit_and_train_task_name_a_bad_amp():
 
 @pytest.mark.parametrize("amp", [pytest.param("bf16", marks=CUDA), pytest.param("fp16", marks=CUDA)])
 def test_the_command_line_trains_on_cuda_with_amp(tmp_path, amp):
-    """``python -m transformer_edu.cli.train --amp`` as a learner runs it on a GPU: the copy task learns."""
+    """``python -m transformer_edu.train --amp`` as a learner runs it on a GPU: the copy task learns."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO_ROOT), os.environ.get("PYTHONPATH")]))}
-    process = subprocess.run([sys.executable, "-m", "transformer_edu.cli.train", "--task", "copy", "--epochs", "3",
+    process = subprocess.run([sys.executable, "-m", "transformer_edu.train", "--task", "copy", "--epochs", "3",
                               "--device", "cuda", "--amp", amp, "--out", str(tmp_path), "--quiet"],
                              capture_output=True, text=True, env=env, timeout=600)
     assert process.returncode == 0, process.stderr[-2000:]
@@ -153,7 +155,7 @@ def test_the_command_line_trains_on_cuda_with_amp(tmp_path, amp):
 
 
 def test_the_command_line_offers_amp():
-    from transformer_edu.cli.train import _parser
+    from transformer_edu.train import _parser
 
     assert _parser().parse_args(["--out", "x", "--amp", "fp16"]).amp == "fp16"
     assert _parser().parse_args(["--out", "x"]).amp is None

@@ -158,3 +158,30 @@ def test_count_parameters_counts_what_the_model_holds_or_only_what_trains():
     mha = te.MultiHeadAttention(16, 4)
     assert te.count_parameters(mha) == 4 * (16 * 16 + 16)  # as nn.MultiheadAttention
     assert te.count_parameters(mha, trainable_only=True) == 4 * (16 * 16 + 16) - 16  # the key bias is fixed
+
+
+def test_without_source_positions_the_encoder_sees_a_bag_and_the_decoder_is_unchanged():
+    def model(src_positional):
+        torch.manual_seed(0)
+        config = TransformerConfig(12, 10, d_model=16, n_heads=2, d_ff=32, n_layers=2, max_len=20,
+                                   src_positional=src_positional)
+        return Transformer(config).eval()
+
+    with_pe, without = model(True), model(False)
+    assert all(torch.equal(a, b) for a, b in zip(with_pe.state_dict().values(), without.state_dict().values()))
+    src = torch.tensor([[4, 5, 6, 7, 8, 9]])  # (1, S), no padding
+    perm = torch.tensor([3, 0, 5, 1, 4, 2])
+    tgt = torch.tensor([[1, 4, 5, 6]])  # (1, T)
+    with torch.no_grad():
+        memory = without.encode(src)  # (1, S, D)
+        torch.testing.assert_close(without.encode(src[:, perm]), memory[:, perm])  # rows permute with tokens
+        torch.testing.assert_close(without(src[:, perm], tgt), without(src, tgt))  # the output ignores order
+        assert not torch.allclose(with_pe(src[:, perm], tgt), with_pe(src, tgt), atol=1e-4)
+        plain = without.encoder(without.src_embed(src) * without.embed_scale, None)
+        torch.testing.assert_close(memory, plain)  # nothing added to the embeddings
+        shared = with_pe.encode(src)
+        torch.testing.assert_close(without.decode(tgt, shared), with_pe.decode(tgt, shared))  # decoder: same
+        assert not torch.allclose(without.decode(tgt[:, [0, 2, 1, 3]], shared)[:, 3],
+                                  without.decode(tgt, shared)[:, 3], atol=1e-4)  # the target keeps positions
+    with pytest.raises(TypeError, match="src_positional must be a bool"):
+        TransformerConfig(12, 10, src_positional="no")

@@ -87,6 +87,14 @@ def test_bad_input_is_named(call, error, message):
     assert message in str(caught.value)
 
 
+def test_the_smallest_vocabulary_is_the_specials_the_bytes_and_the_characters():
+    texts = ["가나다", "가 a"]  # 가 나 다 a and the word marker ▁
+    assert SubwordTokenizer.smallest_vocab_size(texts) == 4 + 256 + 5
+    SubwordTokenizer.train(texts, 265)  # the smallest is accepted
+    with pytest.raises(ValueError, match="expected an int of at least 265"):
+        SubwordTokenizer.train(texts, 264)
+
+
 def test_detokenize_names_a_piece_it_does_not_know(bpe):
     with pytest.raises(ValueError, match="'zzz' is not a piece"):
         bpe.detokenize(["zzz"])

@@ -1,16 +1,13 @@
-"""Label smoothing, the warm-up schedule, the training loop and checkpoints (Chapter 7)."""
+"""Chapter 7's training: label smoothing, the warm-up schedule, the loop and the weights it keeps
+(transformer_edu.training.loss, .schedule, .loop, .weights)."""
 
 import math
-import os
-import random
 
 import pytest
 import torch
 import torch.nn.functional as F
 
-from transformer_edu import Transformer, TransformerConfig
-from transformer_edu.checkpoint import load_checkpoint, load_model, resume, save_checkpoint
-from transformer_edu.data import Vocab, copy_task_splits, make_batches
+from training_support import SPLITS, TGT_VOCAB, VALID, run, setup, train_batches
 from transformer_edu.training import (
     AveragedWeights,
     BestWeights,
@@ -18,11 +15,11 @@ from transformer_edu.training import (
     evaluate,
     fit,
     make_optimizer,
+    noam_lambda,
     noam_rate,
     perplexity,
     warmup_schedule,
 )
-
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -114,39 +111,16 @@ def test_perplexity_of_a_uniform_guess_is_the_vocabulary_size():
     assert perplexity(math.log(37)) == pytest.approx(37)
 
 
+def test_the_schedule_names_a_bad_factor():
+    with pytest.raises(ValueError, match="factor must be a positive number, got 0"):
+        noam_lambda(64, 10, factor=0)
+    with pytest.raises(TypeError, match="factor must be a number"):
+        noam_lambda(64, 10, factor="1")
+
+
 # --------------------------------------------------------------------------
 # The training loop on the copy task
 # --------------------------------------------------------------------------
-
-SPLITS = copy_task_splits(0, n_train=256, n_valid=64, n_test=8, max_len=6)
-SRC_VOCAB = Vocab.build([s for s, _ in SPLITS["train"]])
-TGT_VOCAB = Vocab.build([t for _, t in SPLITS["train"]])
-
-
-def train_batches(epoch):
-    return make_batches(SPLITS["train"], SRC_VOCAB, TGT_VOCAB, 32, shuffle=True, seed=epoch)
-
-
-VALID = list(make_batches(SPLITS["valid"], SRC_VOCAB, TGT_VOCAB, 64))
-
-
-def setup(seed=0, dropout=0.1):
-    torch.manual_seed(seed)
-    random.seed(seed)
-    config = TransformerConfig(len(SRC_VOCAB), len(TGT_VOCAB), d_model=32, n_heads=4, d_ff=64, n_layers=1,
-                               dropout=dropout, max_len=32)
-    model = Transformer(config)
-    optimizer = make_optimizer(model)
-    scheduler = warmup_schedule(optimizer, 32, warmup=20)
-    return model, optimizer, scheduler, LabelSmoothingLoss(len(TGT_VOCAB), 0.1)
-
-
-def run(epochs, **kwargs):
-    model, optimizer, scheduler, loss_fn = setup()
-    history = fit(model, train_batches, VALID, epochs=epochs, optimizer=optimizer, scheduler=scheduler,
-                  loss_fn=loss_fn, progress=False, **kwargs)
-    return model, optimizer, scheduler, history
-
 
 def test_fit_learns_and_is_deterministic():
     model, _, scheduler, history = run(3)
@@ -159,6 +133,21 @@ def test_fit_learns_and_is_deterministic():
     assert valid["loss"] == pytest.approx(history["valid_loss"][-1])
     assert valid["nll"] == pytest.approx(history["valid_nll"][-1]) and valid["tokens"] > 0
     assert run(3)[3]["train_loss"] == history["train_loss"]  # same seeds, same numbers
+
+
+def test_fit_names_bad_arguments():
+    model, optimizer, scheduler, loss_fn = setup()
+    for kwargs, error, message in (
+        ({"clip_norm": 0}, ValueError, "clip_norm must be a positive number"),
+        ({"start_epoch": 3}, ValueError, r"start_epoch must be an int in \[0, epochs = 2\]"),
+        ({"start_epoch": 1}, ValueError, "history must be the dict fit returned"),
+        ({"epochs": 0}, ValueError, "epochs must be at least 1"),
+    ):
+        with pytest.raises(error, match=message):
+            fit(model, train_batches, **{"epochs": 2, **kwargs}, optimizer=optimizer, loss_fn=loss_fn,
+                progress=False)
+    with pytest.raises(ValueError, match="gave no batches in epoch 0"):
+        fit(model, [], epochs=1, optimizer=optimizer, loss_fn=loss_fn, progress=False)
 
 
 def test_fit_explains_a_one_pass_iterator():
@@ -190,104 +179,6 @@ def test_on_epoch_end_can_stop_and_best_weights_restores():
 
 
 # --------------------------------------------------------------------------
-# Checkpoints
-# --------------------------------------------------------------------------
-
-
-def test_resuming_from_a_checkpoint_continues_exactly(tmp_path):
-    *_, uninterrupted = run(3)
-    model, optimizer, scheduler, history = run(1)
-    path = save_checkpoint(tmp_path / "ckpt.pt", model, optimizer, scheduler, epoch=1, extra={"history": history})
-    torch.manual_seed(123)  # scramble the generators: resume must restore them
-    random.seed(123)
-    model, optimizer, scheduler, loss_fn = setup(seed=99)  # fresh objects, different weights
-    checkpoint = resume(path, model, optimizer, scheduler)
-    assert checkpoint["epoch"] == 1 and checkpoint["step"] == 8
-    history = fit(model, train_batches, VALID, epochs=3, optimizer=optimizer, scheduler=scheduler,
-                  loss_fn=loss_fn, start_epoch=checkpoint["epoch"], history=checkpoint["extra"]["history"],
-                  progress=False)
-    assert history["train_loss"] == uninterrupted["train_loss"]
-    assert history["valid_loss"] == uninterrupted["valid_loss"]
-    assert history["lr"] == uninterrupted["lr"]
-
-
-def test_checkpoint_round_trip(tmp_path):
-    model, optimizer, scheduler, _ = setup()
-    vocab = {"src_vocab": SRC_VOCAB.to_dict()}
-    path = save_checkpoint(tmp_path, model, optimizer, scheduler, epoch=4, extra=vocab)
-    assert path == tmp_path / "checkpoint.pt" and os.listdir(tmp_path) == ["checkpoint.pt"]  # no temp file left
-    checkpoint = load_checkpoint(tmp_path)
-    assert checkpoint["config"] == model.config.to_dict() and checkpoint["epoch"] == 4
-    assert Vocab.from_dict(checkpoint["extra"]["src_vocab"]) == SRC_VOCAB
-    assert checkpoint["rng"]["torch"].dtype == torch.uint8
-    loaded = load_model(path)
-    assert not loaded.training
-    assert all(torch.equal(a, b) for a, b in zip(loaded.state_dict().values(), model.state_dict().values()))
-
-
-def test_a_failed_save_leaves_the_old_checkpoint_intact(tmp_path, monkeypatch):
-    model, *_ = setup()
-    path = save_checkpoint(tmp_path / "ckpt.pt", model, epoch=1)
-    before = path.read_bytes()
-
-    def broken_save(obj, f):
-        f.write(b"half a checkpoint")
-        raise OSError("disk full")
-
-    monkeypatch.setattr(torch, "save", broken_save)
-    with pytest.raises(OSError, match="disk full"):
-        save_checkpoint(path, model, epoch=2)
-    assert path.read_bytes() == before and os.listdir(tmp_path) == ["ckpt.pt"]
-
-
-class Payload:
-    """Stands for any object whose unpickling could run code."""
-
-
-def test_only_plain_values_are_saved_or_loaded(tmp_path):
-    model, *_ = setup()
-    with pytest.raises(TypeError, match=r"extra\['vocab'\] is a Vocab"):
-        save_checkpoint(tmp_path / "a.pt", model, extra={"vocab": SRC_VOCAB})
-
-    checkpoint = load_checkpoint(save_checkpoint(tmp_path / "b.pt", model))
-    checkpoint["extra"] = {"payload": Payload()}
-    torch.save(checkpoint, tmp_path / "evil.pt")
-    with pytest.raises(ValueError, match="could run arbitrary code, so it was refused"):
-        load_checkpoint(tmp_path / "evil.pt")
-    torch.save({"weights": model.state_dict()}, tmp_path / "plain.pt")
-    with pytest.raises(ValueError, match="not a transformer_edu checkpoint"):
-        load_checkpoint(tmp_path / "plain.pt")
-    with pytest.raises(FileNotFoundError):
-        load_checkpoint(tmp_path / "missing.pt")
-
-
-def test_a_checkpoint_from_before_the_output_layer_was_renamed_loads(tmp_path):
-    model, *_ = setup()
-    path = save_checkpoint(tmp_path / "c.pt", model)
-    stored = torch.load(path, weights_only=False)
-    stored["model"] = {k.replace("output.", "generator.", 1): v for k, v in stored["model"].items()}
-    torch.save(stored, path)  # the names it had until 2026-11-27
-    assert any(k.startswith("generator.") for k in torch.load(path, weights_only=False)["model"])
-    loaded = load_model(path)
-    for name, tensor in model.state_dict().items():
-        assert torch.equal(loaded.state_dict()[name], tensor), name
-
-
-def test_load_model_names_what_does_not_fit(tmp_path):
-    model, *_ = setup()
-    checkpoint = load_checkpoint(save_checkpoint(tmp_path / "c.pt", model))
-    checkpoint["config"]["d_ff"] = 128
-    del checkpoint["model"]["output.bias"]
-    checkpoint["model"]["extra.weight"] = torch.zeros(1)
-    with pytest.raises(ValueError) as error:
-        load_model(checkpoint)
-    message = str(error.value)
-    assert "missing from the checkpoint (1):\n    output.bias" in message
-    assert "unexpected in the checkpoint (1):\n    extra.weight" in message
-    assert "encoder.layers.0.feed_forward.w_1.weight: checkpoint (64, 32), model (128, 32)" in message
-
-
-# --------------------------------------------------------------------------
 # The progress bar of a run that stops early
 # --------------------------------------------------------------------------
 
@@ -313,7 +204,7 @@ def test_a_bar_stopped_early_ends_full_and_says_so(capsys):
 def test_a_notebook_bar_stopped_early_is_drawn_finished(monkeypatch):
     notebook = pytest.importorskip("tqdm.notebook")
     pytest.importorskip("ipywidgets")
-    from transformer_edu import training
+    from transformer_edu.training import loop
 
     bars = []
 
@@ -322,79 +213,13 @@ def test_a_notebook_bar_stopped_early_is_drawn_finished(monkeypatch):
             super().__init__(*args, **kwargs)
             bars.append(self)
 
-    monkeypatch.setattr(training, "tqdm", Recorded)
+    monkeypatch.setattr(loop, "tqdm", Recorded)
     for stop_early in (True, False):
         model, optimizer, scheduler, loss_fn = setup()
         fit(model, train_batches, VALID, epochs=2 if not stop_early else 5, optimizer=optimizer,
             scheduler=scheduler, loss_fn=loss_fn, on_epoch_end=_stop_after_two(model), progress=True)
         widget = bars[-1].container.children[1]
         assert (widget.value, widget.max, widget.bar_style) == (2, 2, "success")  # red ("danger") before
-
-
-# --------------------------------------------------------------------------
-# The ablation without source positional encoding (Chapter 7)
-# --------------------------------------------------------------------------
-
-
-def test_without_source_positions_the_encoder_sees_a_bag_and_the_decoder_is_unchanged():
-    def model(src_positional):
-        torch.manual_seed(0)
-        config = TransformerConfig(12, 10, d_model=16, n_heads=2, d_ff=32, n_layers=2, max_len=20,
-                                   src_positional=src_positional)
-        return Transformer(config).eval()
-
-    with_pe, without = model(True), model(False)
-    assert all(torch.equal(a, b) for a, b in zip(with_pe.state_dict().values(), without.state_dict().values()))
-    src = torch.tensor([[4, 5, 6, 7, 8, 9]])  # (1, S), no padding
-    perm = torch.tensor([3, 0, 5, 1, 4, 2])
-    tgt = torch.tensor([[1, 4, 5, 6]])  # (1, T)
-    with torch.no_grad():
-        memory = without.encode(src)  # (1, S, D)
-        torch.testing.assert_close(without.encode(src[:, perm]), memory[:, perm])  # rows permute with tokens
-        torch.testing.assert_close(without(src[:, perm], tgt), without(src, tgt))  # the output ignores order
-        assert not torch.allclose(with_pe(src[:, perm], tgt), with_pe(src, tgt), atol=1e-4)
-        plain = without.encoder(without.src_embed(src) * without.embed_scale, None)
-        torch.testing.assert_close(memory, plain)  # nothing added to the embeddings
-        shared = with_pe.encode(src)
-        torch.testing.assert_close(without.decode(tgt, shared), with_pe.decode(tgt, shared))  # decoder: same
-        assert not torch.allclose(without.decode(tgt[:, [0, 2, 1, 3]], shared)[:, 3],
-                                  without.decode(tgt, shared)[:, 3], atol=1e-4)  # the target keeps positions
-    with pytest.raises(TypeError, match="src_positional must be a bool"):
-        TransformerConfig(12, 10, src_positional="no")
-
-
-def test_train_task_takes_a_changed_recipe():
-    from dataclasses import replace
-
-    from transformer_edu.recipes import RECIPES, Recipe, train_task
-
-    recipe = replace(RECIPES["reverse"], src_positional=False, d_model=32, d_ff=64, n_layers=1)
-    translator, metrics = train_task("reverse", recipe=recipe, epochs=1, progress=False)
-    assert translator.model.config.src_positional is False and translator.model.config.d_model == 32
-    assert metrics["recipe"]["src_positional"] is False and metrics["epochs_run"] == 1
-    assert isinstance(RECIPES["reverse"], Recipe) and RECIPES["reverse"].src_positional is True
-    with pytest.raises(TypeError, match="recipe must be a Recipe"):
-        train_task("reverse", recipe={"epochs": 1})
-
-
-def test_train_task_rewrites_every_source_with_src_transform():
-    from dataclasses import replace
-
-    from transformer_edu.recipes import RECIPES, task_splits, train_task
-
-    seen = []
-
-    def reverse_back(source: str) -> str:
-        seen.append(source)
-        return " ".join(reversed(source.split()))
-
-    recipe = replace(RECIPES["reverse"], d_model=16, n_heads=2, d_ff=32, n_layers=1)
-    translator, metrics = train_task("reverse", recipe=recipe, epochs=1, progress=False, src_transform=reverse_back)
-    splits = task_splits("reverse")
-    assert seen == [src for name in splits for src, _ in splits[name]]  # every split, every source, once
-    assert metrics["src_transform"] == "reverse_back" and translator.src_tokenizer is None
-    with pytest.raises(TypeError, match="src_transform must be a function"):
-        train_task("reverse", recipe=recipe, epochs=1, src_transform="sorted")
 
 
 # --------------------------------------------------------------------------
@@ -425,92 +250,3 @@ def test_averaged_weights_are_the_mean_of_the_last_epochs():
         AveragedWeights(model).average()
     with pytest.raises(ValueError, match="last must be"):
         AveragedWeights(model, last=0)
-
-
-# --------------------------------------------------------------------------
-# Steps, gradient accumulation and resuming mid-epoch (Chapter 9)
-# --------------------------------------------------------------------------
-
-
-def weights_differ(a, b):
-    return max(float((a.state_dict()[k] - b.state_dict()[k]).abs().max()) for k in a.state_dict())
-
-
-def run_without_dropout(epochs, **kwargs):
-    model, optimizer, scheduler, loss_fn = setup(dropout=0.0)
-    history = fit(model, train_batches, VALID, epochs=epochs, optimizer=optimizer, scheduler=scheduler,
-                  loss_fn=loss_fn, progress=False, **kwargs)
-    return model, optimizer, scheduler, history
-
-
-@pytest.mark.parametrize("accumulate", [2, 3, 40])
-def test_accumulating_micro_batches_gives_the_update_of_the_whole_batch(accumulate):
-    """Each micro-batch's mean loss is weighted by its share of the batch's tokens (40 > 32 rows: some
-    micro-batches are empty and only add zeros)."""
-    whole, _, _, history = run_without_dropout(1, max_steps=6)
-    parts, _, _, history_parts = run_without_dropout(1, max_steps=6, accumulate=accumulate)
-    assert weights_differ(whole, parts) < 1e-5
-    assert history_parts["train_loss"] == pytest.approx(history["train_loss"], rel=1e-6)
-    assert history_parts["tokens"] == history["tokens"]
-
-
-def test_unweighted_micro_batches_would_not_give_the_same_update():
-    """The baseline the weighting is needed against: the plain mean of the micro-batches' mean losses."""
-    whole, _, _, _ = run_without_dropout(1, max_steps=6)
-    model, optimizer, scheduler, loss_fn = setup(dropout=0.0)
-    for batch in list(train_batches(0))[:6]:
-        optimizer.zero_grad()
-        parts = [p for p in batch.split(3) if p is not None]
-        for part in parts:
-            (loss_fn(model(part.src, part.tgt_in), part.tgt_out) / len(parts)).backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        optimizer.step()
-        scheduler.step()
-    assert weights_differ(whole, model) > 1e-4
-
-
-def test_max_steps_stops_mid_epoch_and_records_the_partial_epoch():
-    calls = []
-    _, _, scheduler, history = run_without_dropout(5, max_steps=11, on_epoch_end=lambda e, h: calls.append(e))
-    assert scheduler.last_epoch == 11 and history["step"] == [8, 11] and history["epoch"] == [1, 2]
-    assert calls == [1, 2] and history["updates"] == [8, 3]
-
-
-def test_resuming_mid_epoch_continues_exactly():
-    straight, _, _, history = run_without_dropout(3, max_steps=20)
-    model, optimizer, scheduler, first = run_without_dropout(3, max_steps=11)
-    state = {k: list(v) for k, v in first.items()}
-    fit(model, train_batches, VALID, epochs=3, optimizer=optimizer, scheduler=scheduler,
-        loss_fn=LabelSmoothingLoss(len(TGT_VOCAB), 0.1), progress=False, max_steps=20, start_epoch=1,
-        start_batch=3, history=state)
-    assert weights_differ(straight, model) == 0.0
-    assert state["step"] == history["step"] == [8, 16, 20]
-    assert state["train_loss"] == pytest.approx(history["train_loss"], rel=1e-12)  # epoch 2 counts all 8 batches
-
-
-def test_fit_names_bad_step_arguments():
-    model, optimizer, scheduler, loss_fn = setup()
-    for kwargs, message in (({"max_steps": 0}, "max_steps"), ({"accumulate": 0}, "accumulate"),
-                            ({"start_batch": -1}, "start_batch"), ({"world": 2}, "world must be")):
-        with pytest.raises((ValueError, TypeError), match=message):
-            fit(model, train_batches, epochs=1, optimizer=optimizer, loss_fn=loss_fn, progress=False, **kwargs)
-
-
-def test_train_task_resumes_across_epochs_with_its_averages(tmp_path):
-    """A run stopped after 12 steps (an epoch and a half of the shortened copy task) and resumed
-    to 40 equals the run of 40 straight: weights, averaged weights, history."""
-    from dataclasses import replace
-
-    from transformer_edu.recipes import RECIPES, train_task
-
-    recipe = replace(RECIPES["copy"], average_last=3, batch_size=512, d_model=32, d_ff=64, n_layers=1)
-    quiet = dict(recipe=recipe, progress=False, log=lambda message: None)
-    straight, metrics = train_task("copy", max_steps=40, out=tmp_path / "a", **quiet)
-    train_task("copy", max_steps=12, out=tmp_path / "b", **quiet)
-    resumed, again = train_task("copy", max_steps=40, resume=tmp_path / "b" / "checkpoint.pt", out=tmp_path / "b",
-                                **quiet)
-    assert weights_differ(straight.model, resumed.model) == 0.0
-    for key in ("train_loss", "valid_exact_match", "step", "tokens"):
-        assert again["history"][key] == pytest.approx(metrics["history"][key], rel=1e-12), key
-    stored = load_checkpoint(tmp_path / "b")["extra"]["resume"]
-    assert len(stored["averaged"]["weights"]) == min(3, metrics["epochs_run"] - 1)

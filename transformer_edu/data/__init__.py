@@ -91,7 +91,7 @@ from .translation_task import (
     toy_translation_splits,
 )
 from .subword import SubwordTokenizer, tokenizer_from_dict
-from .tsv import TsvCorpus, load_tsv_pairs, read_tsv_corpus
+from .tsv import TsvCorpus, guess_encoding, load_tsv_pairs, read_tsv_corpus
 from .vocab import Vocab
 
 __all__ = [
@@ -132,6 +132,7 @@ __all__ = [
     "korean_tokenizer_spec",
     "load_tsv_pairs",
     "read_tsv_corpus",
+    "guess_encoding",
     "tokenizer_from_dict",
     "make_batches",
     "pad_batch",

@@ -9,14 +9,14 @@ from itertools import product
 from typing import NamedTuple
 
 from .lexicon import (
-    _ANIMATE,
-    _FORMS,
-    _MISSPELLED,
-    _PLACE,
-    _POLITE,
-    _THING,
-    _TIME,
-    _VERB,
+    ANIMATE_BY_WORD,
+    VERB_FORMS,
+    MISSPELLINGS,
+    PLACE_BY_WORD,
+    POLITE_TO_PLAIN,
+    THING_BY_WORD,
+    TIME_BY_WORD,
+    VERB_BY_WORD,
     ANIMATES,
     NEGATION,
     PARTICLES,
@@ -26,8 +26,8 @@ from .lexicon import (
     Place,
     TimeAdverbial,
     Verb,
-    _excluded_pair,
-    _subject_problem,
+    excluded_pair,
+    subject_problem,
     with_particle,
     word_hint,
 )
@@ -79,7 +79,7 @@ class Clause(NamedTuple):
         else:
             verb_words = [verb.past if past else verb.third if subject.third_singular else verb.base]
         if self.verb.motion:
-            complement = _PLACE[self.complement].to
+            complement = PLACE_BY_WORD[self.complement].to
         else:
             complement = self.verb.object_english(self.complement, subject)
         words = ([self.subject.english] if self.subject else []) + verb_words + [complement]
@@ -170,20 +170,21 @@ def _parts(korean: str) -> list[_Part]:
     while k < len(tokens):
         token = tokens[k][0]
         particle = tokens[k + 1][0] if k + 1 < len(tokens) else None
-        noun_like = token in _ANIMATE or token in _THING or token in _PLACE or token + "에" in _TIME
-        if token in _FORMS:
-            parts.append(_Part("V", _FORMS[token], text(k, k)))
+        noun_like = (token in ANIMATE_BY_WORD or token in THING_BY_WORD or token in PLACE_BY_WORD
+                     or token + "에" in TIME_BY_WORD)
+        if token in VERB_FORMS:
+            parts.append(_Part("V", VERB_FORMS[token], text(k, k)))
         elif token == NEGATION:
             parts.append(_Part("N", None, text(k, k)))
-        elif token in _TIME:
-            parts.append(_Part("T", _TIME[token], text(k, k)))
+        elif token in TIME_BY_WORD:
+            parts.append(_Part("T", TIME_BY_WORD[token], text(k, k)))
         elif noun_like and particle in KOREAN_TOKENIZER.particles:
             parts.append(_noun_part(token, particle, text(k, k + 1)))
             k += 1
         elif token == "그리고":
             raise ValueError("translate_by_rule: '그리고' does not join clauses in this grammar; written Korean "
                              "joins them with the verb's -고 form: '고양이가 생선을 먹고 개가 물을 마셨다'")
-        elif token == "그" and particle in _ANIMATE | _THING:
+        elif token == "그" and particle in ANIMATE_BY_WORD | THING_BY_WORD:
             raise ValueError(f"translate_by_rule: {text(k, k + 1)!r}: 그 is 'he' in this grammar, and it needs a "
                              "particle ('그가'); the determiner 그 ('that', as in 그 고양이 'that cat') is not in it")
         elif noun_like:
@@ -201,20 +202,20 @@ def _noun_part(noun: str, particle: str, text: str) -> _Part:
     """A noun with its particle: which role it plays, and whether the particle's form fits the noun."""
     roles = {"이": "S", "가": "S", "은": "S", "는": "S", "을": "O", "를": "O", "에": "G", "에서": "P"}
     role = roles[particle]
-    if noun + "에" in _TIME and particle == "에":
-        return _Part("T", _TIME[noun + "에"], text)
-    if role == "S" and noun not in _ANIMATE:
+    if noun + "에" in TIME_BY_WORD and particle == "에":
+        return _Part("T", TIME_BY_WORD[noun + "에"], text)
+    if role == "S" and noun not in ANIMATE_BY_WORD:
         raise ValueError(f"translate_by_rule: {text!r}: only people and animals are subjects in this grammar")
-    if role in "GP" and noun not in _PLACE:
+    if role in "GP" and noun not in PLACE_BY_WORD:
         raise ValueError(f"translate_by_rule: {text!r}: {noun} is not a place of the grammar")
-    if role == "O" and noun not in _ANIMATE and noun not in _THING:
+    if role == "O" and noun not in ANIMATE_BY_WORD and noun not in THING_BY_WORD:
         raise ValueError(f"translate_by_rule: {text!r}: {noun} is not an object of the grammar")
     pair = next(p for p in PARTICLES if particle in p.split("/"))
     written = with_particle(noun, pair)
     if KOREAN_TOKENIZER.splits[written][1] != particle:
         raise ValueError(f"translate_by_rule: {text!r} has the wrong form of {pair}; "
                          f"{noun} takes it as {written!r}")
-    value = _ANIMATE.get(noun) if role == "S" else _PLACE.get(noun) if role in "GP" else noun
+    value = ANIMATE_BY_WORD.get(noun) if role == "S" else PLACE_BY_WORD.get(noun) if role in "GP" else noun
     return _Part(role, value, text, particle)
 
 
@@ -288,18 +289,18 @@ def _clause(group: list[_Part], first: bool, previous: list[Clause], tense: str)
     complement = complement_part.value.korean if verb.motion else complement_part.value
     if complement not in verb.english:
         known = "', '".join(with_particle(c, "에" if verb.motion else "을/를") for c in verb.english
-                            if c in _THING or c in _PLACE)
+                            if c in THING_BY_WORD or c in PLACE_BY_WORD)
         raise ValueError(f"translate_by_rule: {complement_part.text!r} does not go with {verb.korean} in this "
                          f"grammar" + (f"; it takes e.g. '{known}'" if known else ""))
     osv = roles.index("O") < roles.index("S") if "S" in get and "O" in get else False
     if osv and subject_part.particle in ("은", "는"):
         raise ValueError(f"translate_by_rule: after the fronted object {complement_part.text!r} the subject "
                          f"takes 이/가, not {subject_part.text!r}")
-    subject = subject_part.value if subject_part else _resolved(previous)
-    if subject_part and previous and subject.korean == _resolved(previous).korean:
+    subject = subject_part.value if subject_part else resolved_subject(previous)
+    if subject_part and previous and subject.korean == resolved_subject(previous).korean:
         raise ValueError(f"translate_by_rule: {subject_part.text!r} repeats the previous clause's subject; "
                          "Korean leaves it out")
-    problem = _subject_problem(subject, verb, complement)
+    problem = subject_problem(subject, verb, complement)
     if problem:
         culprit = complement_part if "cannot be subject and object" in problem else subject_part or get["V"]
         raise ValueError(f"translate_by_rule: {culprit.text!r}: {problem}")
@@ -320,7 +321,7 @@ def _clause(group: list[_Part], first: bool, previous: list[Clause], tense: str)
                   topic=bool(subject_part) and subject_part.particle in ("은", "는"), osv=osv)
 
 
-def _resolved(clauses: Sequence[Clause]) -> Noun:
+def resolved_subject(clauses: Sequence[Clause]) -> Noun:
     """The subject in force after ``clauses``: the last one stated."""
     return next(c.subject for c in reversed(clauses) if c.subject)
 
@@ -373,23 +374,23 @@ def grammar_spec() -> dict:
     """
     roles = {}  # read off the parser itself: the role _noun_part gives each particle
     for word, (noun, particle) in KOREAN_TOKENIZER.splits.items():
-        if noun + "에" not in _TIME:
+        if noun + "에" not in TIME_BY_WORD:
             pair = next(p for p in PARTICLES if particle in p.split("/"))
             roles.setdefault(pair, _noun_part(noun, particle, word).role)
     return {
         "particles": {pair: roles[pair] for pair in PARTICLES},
         "animates": {n.korean: {"person": n.person} for n in ANIMATES},
         "things": {t.korean: {"for_people": t.for_people} for t in THINGS},
-        "places": list(_PLACE),
+        "places": list(PLACE_BY_WORD),
         "times": {t.korean: {"english": t.english, "tenses": list(t.tenses)} for t in TIME_ADVERBIALS},
         "negation": NEGATION,
         "verbs": {v.korean: {"present": v.present, "past": v.past, "connective": v.connective,
                              "complements": list(v.english), "motion": v.motion, "people_only": v.people_only,
-                             "stative": v.stative} for v in _VERB.values()},
-        "excluded_pairs": [[s, o] for s in _ANIMATE for o in _ANIMATE if _excluded_pair(s, o)],
+                             "stative": v.stative} for v in VERB_BY_WORD.values()},
+        "excluded_pairs": [[s, o] for s in ANIMATE_BY_WORD for o in ANIMATE_BY_WORD if excluded_pair(s, o)],
         "clauses": {"first": sorted(_FIRST_CLAUSE), "later": sorted(_LATER_CLAUSE)},
         "role_names": dict(_ROLE_NAMES),
-        "hints": {"misspelled": dict(_MISSPELLED), "polite": dict(_POLITE)},
+        "hints": {"misspelled": dict(MISSPELLINGS), "polite": dict(POLITE_TO_PLAIN)},
     }
 
 
@@ -449,10 +450,10 @@ def swap_roles(korean: str, *, natural: bool = False) -> str:
         ValueError: if no clause can be swapped.
     """
     def change(clause: Clause) -> Clause | None:
-        if clause.subject is None or clause.complement not in _ANIMATE or clause.verb.motion:
+        if clause.subject is None or clause.complement not in ANIMATE_BY_WORD or clause.verb.motion:
             return None
         osv = not clause.osv
-        return clause._replace(subject=_ANIMATE[clause.complement], complement=clause.subject.korean,
+        return clause._replace(subject=ANIMATE_BY_WORD[clause.complement], complement=clause.subject.korean,
                                osv=osv, topic=clause.topic and not osv)
     return _rewrite(korean, change, natural, "swap_roles")
 

@@ -101,13 +101,13 @@ class Verb(NamedTuple):
         a few pairs read better otherwise (밥을 먹다 "eat the meal", not "the
         rice"; 우리가 모자를 썼다 "we wore hats").
         """
-        if complement in _ANIMATE:
-            return _ANIMATE[complement].english_object
+        if complement in ANIMATE_BY_WORD:
+            return ANIMATE_BY_WORD[complement].english_object
         if subject.plural and complement in (self.plural_objects or {}):
             return self.plural_objects[complement]
         if complement in (self.objects or {}):
             return self.objects[complement]
-        thing = _THING[complement]
+        thing = THING_BY_WORD[complement]
         return thing.generic if self.stative and thing.generic else thing.english
 
 
@@ -234,26 +234,28 @@ RUNNING_EXAMPLES = (
 )
 """The book's two running examples, as a learner types them."""
 
-_ANIMATE = {n.korean: n for n in ANIMATES}
-_THING = {t.korean: t for t in THINGS}
-_PLACE = {p.korean: p for p in PLACES}
-_VERB = {v.korean: v for v in TRANSITIVE_VERBS + MOTION_VERBS}
-_TIME = {t.korean: t for t in TIME_ADVERBIALS}
-_FORMS = {form: (verb, kind) for verb in _VERB.values()
+# The grammar's words by their Korean, for the parser and the tokenizer.
+ANIMATE_BY_WORD = {n.korean: n for n in ANIMATES}
+THING_BY_WORD = {t.korean: t for t in THINGS}
+PLACE_BY_WORD = {p.korean: p for p in PLACES}
+VERB_BY_WORD = {v.korean: v for v in TRANSITIVE_VERBS + MOTION_VERBS}
+TIME_BY_WORD = {t.korean: t for t in TIME_ADVERBIALS}
+VERB_FORMS = {form: (verb, kind) for verb in VERB_BY_WORD.values()
           for form, kind in ((verb.present, "present"), (verb.past, "past"), (verb.connective, "connective"))}
 
 
-def _excluded_pair(subject: str, obj: str) -> bool:
+def excluded_pair(subject: str, obj: str) -> bool:
     """Pairs the grammar leaves out: someone acting on themselves ("I saw me", "we saw me")."""
     return subject == obj or {subject, obj} == {"나", "우리"}
 
 
-def _subject_problem(subject: Noun, verb: Verb, complement: str) -> str | None:
-    for_people = not verb.motion and complement in _THING and _THING[complement].for_people
+def subject_problem(subject: Noun, verb: Verb, complement: str) -> str | None:
+    """Why ``subject`` cannot do ``verb`` to ``complement`` in this grammar, or ``None`` when it can."""
+    for_people = not verb.motion and complement in THING_BY_WORD and THING_BY_WORD[complement].for_people
     if (verb.people_only or for_people) and not subject.person:
         what = f"{verb.korean}" if verb.people_only else f"{complement}"
         return f"only people go with {what} in this grammar, not {subject.korean}"
-    if not verb.motion and _excluded_pair(subject.korean, complement):
+    if not verb.motion and excluded_pair(subject.korean, complement):
         return f"{subject.korean} and {complement} cannot be subject and object of one clause"
     return None
 
@@ -277,9 +279,9 @@ def _plain_to_polite(verb: Verb) -> dict[str, str]:
             past_stem + "어요": verb.past, past_stem + "습니다": verb.past}
 
 
-_POLITE = {polite: plain for verb in TRANSITIVE_VERBS + MOTION_VERBS
+POLITE_TO_PLAIN = {polite: plain for verb in TRANSITIVE_VERBS + MOTION_VERBS
            for polite, plain in _plain_to_polite(verb).items()}
-_MISSPELLED = {"너가": "네가", "나가": "내가"}  # 너 and 나 take 가 as 네가 and 내가
+MISSPELLINGS = {"너가": "네가", "나가": "내가"}  # 너 and 나 take 가 as 네가 and 내가
 
 
 def word_hint(word: str) -> str | None:
@@ -293,12 +295,13 @@ def word_hint(word: str) -> str | None:
     ``word_hint("너가")`` → ``"write '네가': 너 with 가 is spelled 네가"``;
     ``word_hint("먹었어요")`` names the polite style and offers ``'먹었다'``.
     """
-    if word in _MISSPELLED:
-        right = _MISSPELLED[word]
+    if word in MISSPELLINGS:
+        right = MISSPELLINGS[word]
         return f"write {right!r}: {word[0]} with 가 is spelled {right}"
-    if word in _POLITE or word.endswith(("요", "니다")):
+    if word in POLITE_TO_PLAIN or word.endswith(("요", "니다")):
         style = "-습니다" if word.endswith("니다") else "-요"
-        plain = f": write {_POLITE[word]!r}" if word in _POLITE else " (a verb ending in -다, such as '먹었다')"
+        plain = f": write {POLITE_TO_PLAIN[word]!r}" if word in POLITE_TO_PLAIN \
+            else " (a verb ending in -다, such as '먹었다')"
         return (f"{word!r} is polite speech ({style}); this grammar has only the plain written style, "
                 f"the register of books and newspapers{plain}")
     return None

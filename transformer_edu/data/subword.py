@@ -74,6 +74,14 @@ class SubwordTokenizer:
         self._itos = itos
 
     @classmethod
+    def smallest_vocab_size(cls, texts: Iterable[str]) -> int:
+        """The fewest pieces :meth:`train` accepts for ``texts``: the 4 specials, the 256 byte
+        pieces and one piece for each character of the texts (the word marker ``▁`` included)."""
+        alphabet = {char for i, text in enumerate(texts) for char in cls._normalise(text, f"texts[{i}]")
+                    if char != " "} | {_MARKER}
+        return len(Vocab.SPECIALS) + len(_BYTES) + len(alphabet)
+
+    @classmethod
     def train(cls, texts: Iterable[str], vocab_size: int, *, model: str = "bpe") -> SubwordTokenizer:
         """Learn a vocabulary of at most ``vocab_size`` pieces from ``texts``.
 
@@ -96,11 +104,11 @@ class SubwordTokenizer:
         texts = [text for text in texts if text]
         if not texts:
             raise ValueError("SubwordTokenizer.train: texts holds no text to learn from")
-        alphabet = {char for text in texts for char in text if char != " "} | {_MARKER}
-        smallest = len(Vocab.SPECIALS) + len(_BYTES) + len(alphabet)
+        smallest = cls.smallest_vocab_size(texts)
         _validate.int_in_range(
             "vocab_size", vocab_size, smallest, where="SubwordTokenizer.train",
-            why=f" (4 specials, 256 byte pieces and the {len(alphabet)} characters of the texts)")
+            why=f" (4 specials, 256 byte pieces and the {smallest - len(Vocab.SPECIALS) - len(_BYTES)} "
+            "characters of the texts)")
         tokenizers = _library()
         learned = vocab_size - len(_BYTES)
         if model == "bpe":

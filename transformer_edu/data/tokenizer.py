@@ -6,7 +6,7 @@ import unicodedata
 from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 
-from .lexicon import _ANIMATE, _PLACE, _THING, TIME_ADVERBIALS, with_particle
+from .lexicon import ANIMATE_BY_WORD, PLACE_BY_WORD, THING_BY_WORD, TIME_ADVERBIALS, with_particle
 
 
 class KoreanTokenizer:
@@ -114,8 +114,8 @@ class KoreanTokenizer:
 
 def _grammar_splits() -> dict[str, list[str]]:
     """Every noun with every particle it takes in the grammar, as written → tokens."""
-    takes = {**{n: ("이/가", "은/는", "을/를") for n in _ANIMATE}, **{t: ("을/를",) for t in _THING}}
-    for place in _PLACE:
+    takes = {**{n: ("이/가", "은/는", "을/를") for n in ANIMATE_BY_WORD}, **{t: ("을/를",) for t in THING_BY_WORD}}
+    for place in PLACE_BY_WORD:
         takes[place] = takes.get(place, ()) + ("에", "에서")
     for time in TIME_ADVERBIALS:
         if time.korean.endswith("에"):

@@ -8,24 +8,24 @@ from collections.abc import Sequence
 
 from .. import _validate
 from ._types import Pair
-from .grammar import Clause, Sentence, Triple, _resolved, parse_sentence
+from .grammar import Clause, Sentence, Triple, resolved_subject, parse_sentence
 from .lexicon import (
-    _ANIMATE,
-    _VERB,
+    ANIMATE_BY_WORD,
+    VERB_BY_WORD,
     ANIMATES,
     PLACES,
     RUNNING_EXAMPLES,
     TIME_ADVERBIALS,
     TRANSITIVE_VERBS,
     Verb,
-    _subject_problem,
+    subject_problem,
 )
 from .tokenizer import tokenize_korean
 
 
 def _all_triples() -> list[Triple]:
-    return [(s.korean, v.korean, c) for v in _VERB.values() for c in v.english for s in ANIMATES
-            if _subject_problem(s, v, c) is None]
+    return [(s.korean, v.korean, c) for v in VERB_BY_WORD.values() for c in v.english for s in ANIMATES
+            if subject_problem(s, v, c) is None]
 
 
 def held_out_compositions(seed: int = 0, fraction: float = 0.1) -> dict[str, list[Triple]]:
@@ -75,7 +75,7 @@ def same_verb_senses(korean: str) -> bool:
                for i, a in enumerate(clauses) for b in clauses[i + 1:])
 
 
-_SENSE_WORDS = {form: english.base for verb in MULTI_SENSE_VERBS for english in _VERB[verb].english.values()
+_SENSE_WORDS = {form: english.base for verb in MULTI_SENSE_VERBS for english in VERB_BY_WORD[verb].english.values()
                 for form in english}
 
 
@@ -116,7 +116,7 @@ class _Sampler:
 
     def clause(self, triple: Triple, drop: bool) -> Clause:
         rng = self.rng
-        subject, verb = _ANIMATE[triple[0]], _VERB[triple[1]]
+        subject, verb = ANIMATE_BY_WORD[triple[0]], VERB_BY_WORD[triple[1]]
         osv = not drop and not verb.motion and rng.random() < self.OSV
         place = not verb.motion and not verb.stative and rng.random() < self.PLACE
         return Clause(None if drop else subject, verb, triple[2], negated=rng.random() < self.NEGATED,
@@ -146,7 +146,7 @@ class _Sampler:
             special, must = 0, [t for t in must if t[1] in self.multi_sense]
         clauses: list[Clause] = []
         for i in range(n_clauses):
-            previous = _resolved(clauses).korean if clauses else None
+            previous = resolved_subject(clauses).korean if clauses else None
             repeat = same_verb and i == 1 and clauses[0].verb.korean in self.multi_sense
             options = self.other_senses(clauses[0], previous) if repeat and i != special else []
             if i == special:

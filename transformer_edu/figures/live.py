@@ -42,6 +42,7 @@ The chapters' playgrounds live with the chapters' other figures
 
 from __future__ import annotations
 
+import base64
 import html
 import io
 from collections.abc import Callable, Mapping, Sequence
@@ -378,6 +379,21 @@ def _png(figure: Figure) -> bytes:
     return buffer.getvalue()
 
 
+def _png_output(figure: Figure) -> dict:
+    """A figure as a notebook output (what ``display(Image(...))`` sends)."""
+    data = base64.b64encode(_png(figure)).decode("ascii")
+    return {
+        "output_type": "display_data",
+        "data": {"image/png": data, "text/plain": "<Figure>"},
+        "metadata": {},
+    }
+
+
+def _stdout(text: str) -> dict:
+    """Printed text as a notebook output."""
+    return {"output_type": "stream", "name": "stdout", "text": text}
+
+
 class LiveExplorer:
     """An explorer recomputed in a running kernel: ipywidgets controls call
     the states function and the figure redraws.
@@ -527,21 +543,26 @@ class LiveExplorer:
                 self.values[name] = value
 
     def _redraw(self) -> None:
-        from IPython.display import Image, display
+        """Show the current state in the widget's output, in one update.
 
-        with self._output:
-            self._output.clear_output(wait=True)
-            try:
-                state = self.state()
-            except (ValueError, TypeError) as error:
-                self.last_state = None
-                print(f"Nothing to draw: {error}")
-                return
-            self.last_state = state
-            display(Image(data=_png(render_state(state))))
-            print(state.summary)
-            if state.details:
-                print(state.details)
+        The output widget's ``outputs`` are set, not printed into with
+        ``with output:``. That capture is done by the front end, which with
+        ipywidgets 7 (Colab, the classic Notebook) does not know the output
+        widget yet while the cell that makes it still runs: the first drawing
+        landed under the cell, outside the widget.
+        """
+        try:
+            state = self.state()
+        except (ValueError, TypeError) as error:
+            self.last_state = None
+            self._output.outputs = (_stdout(f"Nothing to draw: {error}\n"),)
+            return
+        self.last_state = state
+        lines = [state.summary] + ([state.details] if state.details else [])
+        self._output.outputs = (
+            _png_output(render_state(state)),
+            _stdout("\n".join(lines) + "\n"),
+        )
 
     def _ipython_display_(self) -> None:
         from IPython.display import display

@@ -4,7 +4,7 @@ The published book has no Python kernel. Its live translator runs the
 shipped model in the reader's browser with ONNX Runtime Web, from three
 files this module writes::
 
-    python -m transformer_edu.cli.export --out DIR
+    python -m transformer_edu.export --out DIR
 
 or, from Python, ``export_onnx(translator, "DIR")``:
 
@@ -20,7 +20,7 @@ off and *recompute*. Besides the memory and the logits, each graph returns
 the attention weights of every layer and head, recorded by
 :func:`~transformer_edu.record_attention` inside the package's own modules.
 The shipped files live in ``transformer_edu/assets/ko_en/onnx``
-(:data:`ONNX_DIR`); ``python -m transformer_edu.cli.pretrained --rebuild``
+(:data:`ONNX_DIR`); ``python -m transformer_edu.translation.pretrained --rebuild``
 remakes them with the checkpoint.
 
 Shape legend: B batch, S source length, T target length, D = d_model,
@@ -235,7 +235,7 @@ def vocab_json(translator: Translator) -> dict:
     specials = {"pad": Vocab.pad_id, "bos": Vocab.bos_id, "eos": Vocab.eos_id, "unk": Vocab.unk_id}
     return {
         "format": FORMAT_VERSION,
-        "made_with": "python -m transformer_edu.cli.export",
+        "made_with": "python -m transformer_edu.export",
         "model_fingerprint": model_fingerprint(translator),
         "src_itos": list(translator.src_vocab.itos),
         "tgt_itos": list(translator.tgt_vocab.itos),
@@ -268,6 +268,10 @@ def export_onnx(translator: Translator, directory: str | os.PathLike, *, opset: 
 
     Returns:
         ``{"encoder": path, "decoder": path, "vocab": path}``.
+
+    Raises:
+        ValueError: the translator tokenizes with a learned subword vocabulary,
+            which the page cannot (checked before any work).
     """
     if not exporter_available():
         raise RuntimeError(
@@ -363,6 +367,7 @@ def _check_translator(translator: object) -> None:
 def _check_export(translator: object, directory: object, opset: object) -> None:
     """The checks of :func:`export_onnx`."""
     _check_translator(translator)
+    tokenizer_json(translator)  # a translator the page cannot tokenize is refused before the long export
     _validate.int_in_range("opset", opset, 18)  # the exporter's oldest
     _validate.not_a_file("directory", Path(directory))
 
@@ -401,7 +406,7 @@ class OnnxTranslator:
         if missing:
             raise FileNotFoundError(
                 f"no {', '.join(missing)} in {str(directory)!r}; write them with "
-                f"python -m transformer_edu.cli.export --out {directory}"
+                f"python -m transformer_edu.export --out {directory}"
             )
         self.directory = directory
         self.vocab = json.loads((directory / VOCAB_FILE).read_text(encoding="utf-8"))

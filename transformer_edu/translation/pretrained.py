@@ -13,20 +13,23 @@ result, ``transformer_edu/assets/ko_en/checkpoint.pt`` (about 1 MB), which
 
 How the asset was made
 ----------------------
-One command rebuilds it, on the CPU, in a minute or two::
+One command checks it, and with ``--rebuild`` remakes it, on the CPU, in a
+minute or two::
 
-    python -m transformer_edu.cli.pretrained --rebuild
+    python -m transformer_edu.translation.pretrained            # is it current?
+    python -m transformer_edu.translation.pretrained --rebuild  # retrain it and its ONNX export
 
 It runs the package's training command line with the default ko-en recipe
-(:data:`transformer_edu.recipes.RECIPES` ``["ko-en"]``), exactly::
+(:data:`transformer_edu.training.recipes.RECIPES` ``["ko-en"]``), exactly::
 
-    python -m transformer_edu.cli.train --task ko-en --seed 0 --data-seed 0 \\
+    python -m transformer_edu.train --task ko-en --seed 0 --data-seed 0 \\
         --device cpu --threads 1 --quiet --out <a temporary directory>
 
-and then keeps, of the checkpoint the command wrote, only what translating
-needs: the configuration, the float32 weights, the two vocabularies and the
-Korean tokenizer's table (the optimizer's and the scheduler's states would
-triple the file). Into the checkpoint's ``extra`` it adds the provenance:
+and then copies the checkpoint the command wrote, the one a user translates
+with: the configuration, the float32 weights, the two vocabularies and the
+Korean tokenizer's table (not the state to resume training, which the
+command keeps beside it and would make the file ten times larger). Into the
+checkpoint's ``extra`` it adds the provenance:
 the command, the recipe, the training history, the metrics the command
 measured (exact match and BLEU, beam search and greedy, on the held-out test
 split and on the out-of-distribution split) and a fingerprint of the
@@ -57,7 +60,7 @@ from pathlib import Path
 import torch
 
 from .. import data
-from ..checkpoint import CHECKPOINT_NAME, load_checkpoint
+from ..training.checkpoint import CHECKPOINT_NAME, load_checkpoint
 from .translator import Translator
 
 __all__ = [
@@ -75,8 +78,10 @@ TASK = "ko-en"
 ASSET_DIR = Path(__file__).resolve().parents[1] / "assets" / "ko_en"
 """The directory of the shipped checkpoint."""
 
-REBUILD_COMMAND = "python -m transformer_edu.cli.pretrained --rebuild"
+REBUILD_COMMAND = "python -m transformer_edu.translation.pretrained --rebuild"
 _TRAIN_ARGS = ("--task", TASK, "--seed", "0", "--data-seed", "0", "--device", "cpu", "--threads", "1", "--quiet")
+MADE_WITH = "python -m transformer_edu.train " + " ".join(_TRAIN_ARGS) + " --out <tmp>"
+"""The command that trained the shipped checkpoint, as its ``extra["made_with"]`` says."""
 
 
 def asset_path() -> Path:
@@ -125,10 +130,10 @@ def asset_problems() -> list[str]:
     """What makes the shipped checkpoint out of date; an empty list when it is current.
 
     Compares its data fingerprint, vocabularies, tokenizer and recipe with
-    what :mod:`transformer_edu.data` and :mod:`transformer_edu.recipes` give now.
+    what :mod:`transformer_edu.data` and :mod:`transformer_edu.training.recipes` give now.
     """
-    from ..recipes import (
-        RECIPES,  # imported here: the training module is not needed to translate
+    from ..training.recipes import (
+        RECIPES,  # imported here: the recipes are not needed to translate
     )
 
     extra = load_checkpoint(asset_path())["extra"]
@@ -175,7 +180,7 @@ def rebuild(out: str | Path = ASSET_DIR) -> dict:
     """
     out = Path(out)
     with tempfile.TemporaryDirectory() as tmp:
-        command = [sys.executable, "-m", "transformer_edu.cli.train", *_TRAIN_ARGS, "--out", tmp]
+        command = [sys.executable, "-m", "transformer_edu.train", *_TRAIN_ARGS, "--out", tmp]
         package_root = str(Path(__file__).resolve().parents[2])  # this copy of the package, installed or not
         path = os.pathsep.join(filter(None, [package_root, os.environ.get("PYTHONPATH")]))
         subprocess.run(command, check=True, env={**os.environ, "PYTHONPATH": path})
@@ -186,13 +191,13 @@ def rebuild(out: str | Path = ASSET_DIR) -> dict:
     if trained.src_tokenizer != data.KOREAN_TOKENIZER:
         raise RuntimeError("the trained checkpoint's tokenizer differs from data.KOREAN_TOKENIZER")
     out.mkdir(parents=True, exist_ok=True)
-    trained.save(out / CHECKPOINT_NAME, extra={  # weights, config and vocabularies; no optimizer state
+    trained.save(out / CHECKPOINT_NAME, extra={  # weights, config and vocabularies; no training state
         "task": TASK,
         "recipe": extra["recipe"],
         "history": extra["history"],
         "metrics": kept_metrics,
         "data_fingerprint": data_fingerprint(0),
-        "made_with": "python -m transformer_edu.cli.train " + " ".join(_TRAIN_ARGS) + " --out <tmp>",
+        "made_with": MADE_WITH,
     })
     from .export import (
         export_onnx,  # the live translator's files, from the checkpoint just written
@@ -200,3 +205,31 @@ def rebuild(out: str | Path = ASSET_DIR) -> dict:
 
     export_onnx(Translator.load(out / CHECKPOINT_NAME, device="cpu"), out / "onnx")
     return kept_metrics
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m transformer_edu.translation.pretrained [--rebuild]``: is the shipped checkpoint current?"""
+    import argparse
+
+    parser = argparse.ArgumentParser(
+        prog="python -m transformer_edu.translation.pretrained",
+        description="Check the shipped ko-en checkpoint and its ONNX export, or rebuild both with the training "
+                    "command line (for the package's maintainers).",
+    )
+    parser.add_argument("--rebuild", action="store_true", help=f"retrain and overwrite {ASSET_DIR}")
+    args = parser.parse_args(argv)
+    if args.rebuild:
+        metrics = rebuild()
+        print(f"wrote {ASSET_DIR / CHECKPOINT_NAME} and its ONNX export: exact match {metrics['exact_match']:.1%}, "
+              f"BLEU {metrics['bleu']:.1f} on {metrics['test_size']} test sentences; trained in "
+              f"{metrics['train_seconds']:.0f} s ({metrics['train_cpu_seconds']:.0f} s of CPU)")
+        return 0
+    problems = asset_problems()
+    for problem in problems:
+        print(problem)
+    print("the checkpoint is current" if not problems else f"rebuild it with: {REBUILD_COMMAND}")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 
 import torch
 
-from ..checkpoint import load_checkpoint, load_model, save_checkpoint
+from .. import _validate
 from ..data import (
     KOREAN_TOKENIZER,
     KoreanTokenizer,
@@ -29,6 +29,7 @@ from ..data import (
 )
 from ..decoding import beam_search, greedy_decode
 from ..model import Transformer
+from ..training.checkpoint import load_checkpoint, load_model, save_checkpoint
 
 __all__ = ["OutsideGrammarWarning", "Translator", "UnknownWordsError"]
 
@@ -106,12 +107,18 @@ class Translator:
 
     @classmethod
     def load(cls, path: str | os.PathLike, *, device: str | torch.device = "cpu") -> Translator:
-        """Load a checkpoint saved by :meth:`save` or ``python -m transformer_edu.cli.train``.
+        """Load a checkpoint saved by :meth:`save` or ``python -m transformer_edu.train``.
 
         Args:
             path: a checkpoint file, or the directory holding ``checkpoint.pt``.
             device: where to put the model.
+
+        Raises:
+            FileNotFoundError: nothing at ``path``, or a directory without a checkpoint.
+            ValueError: not a checkpoint of this package, or one without vocabularies;
+                ``device`` names a device this machine does not have.
         """
+        device = _validate.device("device", device)
         checkpoint = load_checkpoint(path, map_location=device)
         extra = checkpoint["extra"]
         if "src_vocab" not in extra or "tgt_vocab" not in extra:

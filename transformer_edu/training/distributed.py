@@ -17,7 +17,7 @@ this package does it, is data parallelism with
    gradients, so the weights stay equal without ever being sent again.
 
 Step 3 equals one big batch only if every process weights its loss by its
-share of the global batch's target tokens: :func:`~transformer_edu.training.fit`
+share of the global batch's target tokens: :class:`~transformer_edu.training.scale.Updater`
 scales each part's mean loss by ``tokens in the part / tokens in the global
 batch``, times N because DDP averages (divides by N) where one process would
 sum. With dropout off, N processes then reach the same weights as one, up to
@@ -32,7 +32,7 @@ from dataclasses import dataclass
 import torch
 import torch.distributed as dist
 
-from .data.batching import Batch
+from ..data.batching import Batch
 
 __all__ = ["World", "init_from_env", "my_parts", "close"]
 
