@@ -91,7 +91,7 @@ def test_the_smallest_vocabulary_is_the_specials_the_bytes_and_the_characters():
     texts = ["가나다", "가 a"]  # 가 나 다 a and the word marker ▁
     assert SubwordTokenizer.smallest_vocab_size(texts) == 4 + 256 + 5
     SubwordTokenizer.train(texts, 265)  # the smallest is accepted
-    with pytest.raises(ValueError, match="expected an int of at least 265"):
+    with pytest.raises(ValueError, match="vocab_size must be at least 265"):
         SubwordTokenizer.train(texts, 264)
 
 
