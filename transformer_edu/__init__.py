@@ -20,7 +20,7 @@ Module                 What it holds                                            
 ``recipes``            the book's training recipes, ``train_task``                 7, 9
 ``checkpoint``         saving and loading models                                   7
 ``metrics``            exact match and BLEU                                        7
-``seeds``              the seeds a chapter runs under                              7
+``seeds``              recording a run, checking a claim, the spread over seeds   7-9
 ``decoding``           greedy decoding, beam search, sampling                      8
 ``translation``        the Translator, the shipped model, its ONNX export          8
 ``profiling``          where a decoding step's time goes                           8

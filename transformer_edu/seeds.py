@@ -22,8 +22,7 @@ Example::
 
     >>> from transformer_edu import seeds
     >>> loss = seeds.record("ch7.warmup.pre_ln", 1.30)  # returns 1.30
-    >>> seeds.check("pre-LN learns without warm-up", 2.39 - 0.5 - loss)
-    0.59...
+    >>> margin = seeds.check("pre-LN ends 0.5 below post-LN", 2.39 - 0.5 - loss)
     >>> seeds.spread("ch7.warmup.pre_ln")  # doctest: +SKIP
     '10 runs: mean 1.28, from 1.16 to 1.43'
 
