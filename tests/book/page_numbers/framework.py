@@ -80,7 +80,8 @@ def format_number(value: float, fmt: str = ".0f", scale: float = 1.0) -> str:
     gets the minus sign (−), and ``","`` groups thousands with a space
     (``262 144``), as the pages do. A value that rounds to zero is never ``−0``.
     ``fmt="10^"`` writes the order of magnitude as a power of ten: 3.4e-4 is
-    ``10⁻⁴`` (the largest power of ten not above it).
+    ``10⁻⁴`` (the largest power of ten not above it); ``fmt=".1e·"`` writes
+    ``3.4 · 10⁻⁴``.
     """
     if scale != 1:
         value = value * scale
@@ -89,6 +90,9 @@ def format_number(value: float, fmt: str = ".0f", scale: float = 1.0) -> str:
             raise ValueError(f"an order of magnitude needs a positive number, got {value!r}")
         exponent = str(math.floor(math.log10(value) + 1e-12))
         return "10" + exponent.translate(str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹"))
+    if fmt.endswith("e·"):  # 1.2 · 10⁻⁷
+        mantissa, exponent = format(value, fmt[:-1]).split("e")
+        return f"{mantissa} · 10" + str(int(exponent)).translate(str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹"))
     text = format(value, fmt)
     if re.fullmatch(r"[+-]?0(\.0*)?", text.lstrip("+-")) and text.startswith("-"):
         text = text[1:]  # -0.0 -> 0.0
@@ -459,7 +463,7 @@ _SUP = "⁻⁰¹²³⁴⁵⁶⁷⁸⁹"
 #: What looks like a measured number, by kind.
 MEASURED = {
     "percentage": rf"(?:{_NUM})\s?%",
-    "decimal": r"(?<![\w.])\d+\.\d+(?![\w.])",
+    "decimal": r"(?<![\w.])\d+\.\d+(?!\w|\.\d)",
     "range": rf"[−+-]?(?:{_NUM})\s?[–-]\s?[−+-]?(?:{_NUM})|[−+-]?(?:{_NUM}) to [−+-]?(?:{_NUM})",
     "n of m": rf"(?:{_NUM}) of (?:the |its |their |all |his |her )?(?:{_NUM})",
     "time": rf"(?:{_NUM})\s?(?:ms|s|min|h|seconds?|minutes?|hours?|days?)\b",
@@ -467,7 +471,9 @@ MEASURED = {
     "ratio": rf"(?:{_NUM})\s?×",
     "power": rf"10[{_SUP}]+|(?:{_NUM})e[−-]?\d+",
 }
-_SCANNERS = [re.compile(pattern) for pattern in MEASURED.values()]
+#: Not a number of its own: one that continues a word or a name (UTF-8, P100s, x2).
+_NOT_AFTER = r"(?<![\w\-.])"
+_SCANNERS = [re.compile(_NOT_AFTER + f"(?:{pattern})") for pattern in MEASURED.values()]
 #: Spans of the Markdown that are not prose: code, math, link targets, HTML
 #: tags and attributes, dates, and references to chapters (``Chapters 1 to 6``).
 _NOT_PROSE = re.compile(
