@@ -77,7 +77,8 @@ def calls(source: str, name: str) -> list[ast.Call]:
 
 
 def printed(cell: dict) -> str:
-    return "".join(o["text"] for o in cell.get("outputs", [])
+    """What a cell printed (its stdout streams, in order)."""
+    return "".join("".join(o["text"]) if isinstance(o["text"], list) else o["text"] for o in cell.get("outputs", [])
                    if o.get("output_type") == "stream" and o.get("name") == "stdout")  # fmt: skip
 
 
