@@ -19,7 +19,7 @@ Module                 What it holds                                            
 ``training``           the loss, the schedule, ``fit``, checkpoints, the book's    7, 9
                        recipes (``train_task``), several processes, 16 bits
 ``metrics``            exact match and BLEU                                        7
-``seeds``              the seeds a chapter runs under                              7
+``seeds``              recording a run, checking a claim, the spread over seeds   7-9
 ``kv_cache``           the key/value cache of step-by-step decoding                8
 ``decoding``           greedy decoding, beam search, sampling                      8
 ``translation``        the Translator, the shipped model, its ONNX export          8

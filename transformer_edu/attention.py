@@ -90,11 +90,15 @@ class MultiHeadAttention(nn.Module):
             bias is kept at zero and not trained (``requires_grad=False``): it
             adds q · b_K to every score of a query, the same for all keys, and
             softmax ignores such a shift, so its gradient is exactly zero. In
-            float arithmetic the gradient is rounding noise instead, which
-            Adam, dividing by the gradient's own size, turns into full-size
-            steps in random directions (Chapter 9 measures it). It is there so
-            that the weights of ``nn.MultiheadAttention``, which has it, load
-            unchanged (Chapter 2).
+            float arithmetic the gradient is rounding noise instead (of order
+            1e-11 to 1e-10), and Adam, which divides by the gradient's running
+            size plus eps = 1e-9, turns it into steps of about 1 % of the
+            learning rate, some 10^8 times what plain gradient descent would
+            take: the bias drifts, differently in runs that should agree
+            (Chapter 9 measures it). Fixed at zero, it changes nothing the
+            model computes and keeps such runs' weights comparable. It is
+            there so that the weights of ``nn.MultiheadAttention``, which has
+            it, load unchanged (Chapter 2).
 
     Shape:
         - query: (B, Lq, D)

@@ -22,8 +22,7 @@ Example::
 
     >>> from transformer_edu import seeds
     >>> loss = seeds.record("ch7.warmup.pre_ln", 1.30)  # returns 1.30
-    >>> seeds.check("pre-LN learns without warm-up", 2.39 - 0.5 - loss)
-    0.59...
+    >>> seeds.check("pre-LN ends 0.5 below post-LN", 2.39 - 0.5 - loss)
     >>> seeds.spread("ch7.warmup.pre_ln")  # doctest: +SKIP
     '10 runs: mean 1.28, from 1.16 to 1.43'
 
@@ -93,7 +92,7 @@ def record(key: str, value):
     return value
 
 
-def check(claim: str, margin, *, inclusive: bool = False) -> float:
+def check(claim: str, margin, *, inclusive: bool = False) -> None:
     """Assert a claim by its margin: ``margin > 0`` (``>= 0`` if ``inclusive``).
 
     Write the margin as the distance from breaking the claim: for "pre-LN ends
@@ -109,7 +108,7 @@ def check(claim: str, margin, *, inclusive: bool = False) -> float:
             that may reach its bound, a structural equality).
 
     Returns:
-        The margin, as a float.
+        None (so that a cell ending with a check shows no number).
 
     Raises:
         AssertionError: the claim does not hold (outside a sweep).
@@ -119,11 +118,9 @@ def check(claim: str, margin, *, inclusive: bool = False) -> float:
     holds = margin >= 0 if inclusive else margin > 0  # NaN: never
     if os.environ.get(RECORD_VARIABLE):
         _write({"claim": claim, "margin": margin, "inclusive": inclusive})
-        return margin
-    if not holds:
+    elif not holds:
         bound = ">= 0" if inclusive else "> 0"
         raise AssertionError(f"claim does not hold: {claim} (margin {margin:.4g}, needs {bound})")
-    return margin
 
 
 @functools.cache

@@ -80,11 +80,11 @@ def test_every_measured_number_is_registered(module, page):
 def test_the_scanner_finds_every_kind_and_skips_code_math_and_chapters():
     text = fw.normalize(
         "It got 35–46 % (seed 4: 0.54), 50 of 76 errors, from −18 to +1, in 11 s, a 2.5 MiB file, "
-        "9.18× faster, a drift of 10⁻⁷. Chapters 1 to 6 and Chapter 8 use `d_model = 0.1` and $x = 2.5$ "
+        "9.18× faster, a drift of 10⁻⁷, at most 1.9, UTF-8 bytes on P100s. Chapters 1 to 6 and Chapter 8 use `d_model = 0.1` and $x = 2.5$ "
         "([link](https://example.org/a-1.5-b))."
     )
     found = [match for _, _, match in fw.scan(text)]
-    assert found == ["35–46 %", "0.54", "50 of 76", "−18 to +1", "11 s", "2.5 MiB", "9.18×", "10⁻⁷"]
+    assert found == ["35–46 %", "0.54", "50 of 76", "−18 to +1", "11 s", "2.5 MiB", "9.18×", "10⁻⁷", "1.9"]
 
 
 def test_numbers_are_written_as_the_book_writes_them():
@@ -152,3 +152,12 @@ def test_the_korean_check_names_a_fuzzy_message_and_a_missing_number(fake_book):
     _catalogue(fake_book, "열 번의 실행에서 35–46 %, 여기서는 97 %입니다.", fuzzy=True)
     assert "is fuzzy" in fw.korean_problem("99", "35–46 %")
     assert "no message" in fw.korean_problem("99", "35–47 %")
+
+
+def test_orders_of_magnitude_and_several_groups(fake_book):
+    assert fw.format_number(3.4e-4, "10^") == "10⁻⁴" and fw.format_number(1.2e-7, "10^") == "10⁻⁷"
+    assert fw.format_number(1e-5, "10^") == "10⁻⁵" and fw.format_number(250, "10^") == "10²"
+    assert fw.format_number(1.234e-7, ".1e·") == "1.2 · 10⁻⁷" and fw.format_number(3e4, ".0e·") == "3 · 10⁴"
+    assert fw.sweep("k", fmt="10^", sep=" to ").render("99") == "10⁻¹"
+    assert fw.output(r"(\w+) split (\d+)", group=(1, 2), template="{}: {}").render("99") == "same_verb: 97"
+    assert fw.output(r"split (\d+\.\d)", stat="range", fmt=".0f", template="{}–{}").render("99") == "97–97"

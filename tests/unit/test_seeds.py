@@ -30,10 +30,10 @@ def test_record_returns_its_value_and_writes_nothing_outside_a_sweep(outside, tm
     assert list(tmp_path.iterdir()) == []
 
 
-def test_check_returns_the_margin_or_raises_naming_the_claim(outside):
-    assert seeds.check("a holds", 0.5) == 0.5
-    assert seeds.check("a count reaches its bound", 0, inclusive=True) == 0.0
-    assert seeds.check("a tensor margin", torch.tensor(0.25)) == 0.25
+def test_check_returns_nothing_or_raises_naming_the_claim(outside):
+    assert seeds.check("a holds", 0.5) is None  # a cell ending with a check shows no number
+    assert seeds.check("a count reaches its bound", 0, inclusive=True) is None
+    assert seeds.check("a tensor margin", torch.tensor(0.25)) is None
     with pytest.raises(AssertionError, match=r"claim does not hold: b fails \(margin 0, needs > 0\)"):
         seeds.check("b fails", 0)
     with pytest.raises(AssertionError, match=r"needs >= 0"):
@@ -44,7 +44,7 @@ def test_check_returns_the_margin_or_raises_naming_the_claim(outside):
 
 def test_in_a_sweep_numbers_and_claims_are_written_and_a_failing_claim_does_not_stop(sweep):
     assert seeds.record("ch8.k", 2) == 2
-    assert seeds.check("fails here", -0.5) == -0.5  # recorded, not raised
+    assert seeds.check("fails here", -0.5) is None  # recorded, not raised
     seeds.check("holds", 1, inclusive=True)
     assert sweep() == [
         {"key": "ch8.k", "value": 2.0},

@@ -6,7 +6,9 @@ time: 먹었다, 먹었고, 먹는다 and 먹지 share a stem and differ in thei
 Byte-pair encoding (Sennrich et al., 2016) starts from single characters and
 learns, from a training corpus, which neighbouring pieces to merge, most
 frequent pair first; a word it never saw is then written with pieces it
-knows (라면을 → 라 면 을), never refused. The paper's models share one
+knows, never refused: 라면을 ("ramen", a word the toy corpus lacks) becomes
+▁ 라 <0xEB> <0xA9> <0xB4> 을 at 500 pieces, 라 and 을 pieces of the corpus and
+면, a character it never contained, its three UTF-8 bytes. The paper's models share one
 such vocabulary of about 37 000 tokens between English and German.
 
 The learning itself is done by Hugging Face's ``tokenizers`` library, the
