@@ -8,14 +8,16 @@ Module                 What it holds                                            
 =====================  ==========================================================  =======
 ``masks``              padding, causal and target masks (``True`` = may attend)    1
 ``attention``          scaled dot-product attention, multi-head attention          1, 2
-``positional``         the sinusoidal positional encoding                          3
-``layers``             layer normalisation, the position-wise feed-forward net     4
+``positional``         the sinusoidal positional encoding; rotary embeddings       3, 10
+``layers``             layer normalisation, the position-wise feed-forward net;    4, 10
+                       RMSNorm and the SwiGLU block
 ``encoder``            the encoder layer and stack                                 5
 ``decoder``            the decoder layer and stack                                 6
 ``model``              the whole Transformer and its configuration                 6
-``interop``            copying weights from PyTorch's own modules                  4-6
-``data``               toy tasks, the Korean grammar, vocabulary, batches;         7, 9
-                       your own corpus, the learned subword vocabulary
+``interop``            copying weights from PyTorch's modules and Hugging Face's   4-6, 10
+``data``               toy tasks, the Korean grammar, vocabulary, batches;         7, 9, 10
+                       your own corpus, the learned subword vocabulary;
+                       prompts and windows of text for the decoder-only model
 ``training``           label smoothing, the learning-rate schedule, ``fit``        7
 ``recipes``            the book's training recipes, ``train_task``                 7, 9
 ``checkpoint``         saving and loading models                                   7
@@ -26,6 +28,7 @@ Module                 What it holds                                            
 ``translation``        the Translator, the shipped model, its ONNX export          8
 ``profiling``          where a decoding step's time goes                           8
 ``distributed``        data-parallel training under ``torchrun``                   9
+``language_model``     the decoder-only model, its configuration, generation       10
 ``checks``             checks of your own implementations, with a diagnosis        1-4
 ``figures``            the book's plots, explorers and live playgrounds            all
 ``cli``                the command lines (``python -m transformer_edu.cli.train``)  7-9
@@ -46,10 +49,11 @@ from .decoding import beam_search, greedy_decode, sample
 from .encoder import Encoder, EncoderLayer
 from .interop import copy_weights_from_torch
 from .kv_cache import KVCache
-from .layers import LayerNorm, PositionwiseFeedForward
+from .language_model import LanguageModel, LanguageModelConfig, generate
+from .layers import LayerNorm, PositionwiseFeedForward, RMSNorm, SwiGLUFeedForward
 from .masks import causal_mask, padding_mask, target_mask
 from .model import Transformer, TransformerConfig, count_parameters
-from .positional import SinusoidalPositionalEncoding, sinusoidal_table
+from .positional import RotaryPositionalEncoding, SinusoidalPositionalEncoding, rotary_angles, sinusoidal_table
 from .training import LabelSmoothingLoss, fit, make_optimizer, warmup_schedule
 from .translation.translator import OutsideGrammarWarning, Translator
 
@@ -76,8 +80,12 @@ __all__ = [
     "target_mask",
     "sinusoidal_table",
     "SinusoidalPositionalEncoding",
+    "rotary_angles",
+    "RotaryPositionalEncoding",
     "LayerNorm",
+    "RMSNorm",
     "PositionwiseFeedForward",
+    "SwiGLUFeedForward",
     "EncoderLayer",
     "Encoder",
     "DecoderLayer",
@@ -103,4 +111,7 @@ __all__ = [
     "sample",
     "OutsideGrammarWarning",
     "Translator",
+    "LanguageModelConfig",
+    "LanguageModel",
+    "generate",
 ]

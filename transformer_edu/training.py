@@ -264,8 +264,10 @@ def evaluate(
     """Loss over ``batches`` with teacher forcing, dropout off.
 
     Args:
-        model: a :class:`~transformer_edu.Transformer`.
-        batches: :class:`~transformer_edu.data.batching.Batch` es (``src``, ``tgt_in``, ``tgt_out``).
+        model: a :class:`~transformer_edu.Transformer` (or a :class:`~transformer_edu.LanguageModel`).
+        batches: :class:`~transformer_edu.data.batching.Batch` es (``src``, ``tgt_in``, ``tgt_out``), or
+            any batches with ``inputs`` (what the model takes) and ``tgt_out``, such as the
+            decoder-only model's :class:`~transformer_edu.data.sequences.SequenceBatch` (Chapter 10).
         loss_fn: e.g. a :class:`LabelSmoothingLoss`; its mean per token is reported as ``"loss"``.
         amp: ``None`` (float32), ``"bf16"`` or ``"fp16"``: see :func:`autocast`.
 
@@ -282,7 +284,7 @@ def evaluate(
     for batch in batches:
         batch = batch.to(device)
         with autocast(device, amp):
-            logits = model(batch.src, batch.tgt_in)  # (B, T, V)
+            logits = model(*batch.inputs)  # (B, T, V)
         logits = logits.float()  # the losses in float32
         n = int((batch.tgt_out != pad_id).sum())
         nll = F.cross_entropy(logits.flatten(0, 1), batch.tgt_out.flatten(), ignore_index=pad_id, reduction="sum")
@@ -328,7 +330,8 @@ def fit(
     training is deterministic given ``torch.manual_seed`` and the batch order.
 
     Args:
-        model: a :class:`~transformer_edu.Transformer`.
+        model: a :class:`~transformer_edu.Transformer` (or a :class:`~transformer_edu.LanguageModel`,
+            with batches of :mod:`~transformer_edu.data.sequences`).
         train_batches: a function ``epoch -> batches`` (so each epoch can be
             shuffled differently, e.g. with ``seed=epoch``) or a list of batches.
         valid_batches: the same for validation, or ``None``.
@@ -532,7 +535,7 @@ def _accumulate_gradients(trainer: nn.Module, batch, total: int, loss_fn: nn.Mod
     the mean loss over the whole batch. Gradients are exchanged once, after the last part.
     """
     parts = my_parts(batch, world, accumulate)
-    device = batch.src.device
+    device = batch.tgt_out.device
     loss_sum, mine = 0.0, 0
     for i, part in enumerate(parts):
         last = i == len(parts) - 1
@@ -542,7 +545,7 @@ def _accumulate_gradients(trainer: nn.Module, batch, total: int, loss_fn: nn.Mod
                 if part is None:  # no row for this part: a zero loss still joins the all-reduce
                     loss = sum(p.sum() for p in trainer.parameters()) * 0.0
                 else:
-                    loss = loss_fn(trainer(part.src, part.tgt_in), part.tgt_out)  # mean over the part's tokens
+                    loss = loss_fn(trainer(*part.inputs), part.tgt_out)  # mean over the part's tokens
             weight = (part.n_tokens if part is not None else 0) / total * world.size
             scaler.scale(loss * weight).backward()
         if part is not None:
