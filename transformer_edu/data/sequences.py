@@ -171,41 +171,45 @@ def prompt_batches(
 
 
 def text_windows(
-    sentences: Sequence[str], vocab: Vocab, length: int, batch_size: int, *, shuffle: bool = False,
-    seed: int = 0, device: torch.device | str | None = None,
+    sentences: Sequence[str], vocab: Vocab, length: int, batch_size: int, *, stride: int | None = None,
+    shuffle: bool = False, seed: int = 0, device: torch.device | str | None = None,
 ) -> list[SequenceBatch]:
     """Running text cut into windows of ``length`` tokens, for language modelling.
 
     The sentences are joined in order into one stream, each followed by
-    ``<eos>``; the stream is cut into windows of ``length + 1`` ids, with no
-    overlap (the end that does not fill a window is dropped); each window
-    gives ``tokens`` (its first ``length`` ids) and ``tgt_out`` (its last
-    ``length``), so every position counts. A window starts anywhere in a
-    sentence, so position 0 of a window is no sentence's start.
+    ``<eos>``; windows of ``length + 1`` ids start every ``stride`` ids
+    (by default ``length``: no overlap; the end that does not fill a window
+    is dropped); each window gives ``tokens`` (its first ``length`` ids) and
+    ``tgt_out`` (its last ``length``), so every position counts. A window
+    starts anywhere in a sentence, so position 0 of a window is no
+    sentence's start. Overlapping windows (a smaller ``stride``) put the
+    same text at many positions, to measure the loss position by position.
 
     Args:
         sentences: the text, one sentence per string.
         vocab: maps tokens to ids.
         length: positions per window L.
         batch_size: windows per batch.
+        stride: ids between the starts of two windows; default ``length``.
         shuffle: shuffle the windows (the stream stays in order) with ``seed``.
         device: where to put the tensors.
 
     Returns:
         A list of :class:`SequenceBatch`, each (batch_size, L) but maybe the last.
     """
-    for name, value in (("length", length), ("batch_size", batch_size)):
+    stride = length if stride is None else stride
+    for name, value in (("length", length), ("batch_size", batch_size), ("stride", stride)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise ValueError(f"text_windows: {name}={value!r}; expected an integer >= 1")
     stream = [i for sentence in sentences for i in vocab.encode(sentence)]  # each sentence, then <eos>
-    n = (len(stream) - 1) // length
-    if n == 0:
+    if len(stream) < length + 1:
         raise ValueError(f"text_windows: {len(stream)} tokens do not fill one window of {length} + 1")
-    ids = torch.tensor(stream[: n * length + 1])
+    n = (len(stream) - 1 - length) // stride + 1  # windows that fit
+    ids = torch.tensor(stream)
     order = list(range(n))
     if shuffle:
         random.Random(seed).shuffle(order)
-    starts = torch.tensor(order) * length  # (n,)
+    starts = torch.tensor(order) * stride  # (n,)
     window = starts[:, None] + torch.arange(length + 1)  # (n, L + 1)
     rows = ids[window]  # (n, L + 1)
     out = []
