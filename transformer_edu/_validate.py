@@ -79,18 +79,38 @@ def door(check: Callable[..., object]) -> Callable[[F], F]:
 # --------------------------------------------------------------------------
 
 
-def int_in_range(name: str, value: object, low: int, high: int | None = None, *, where: str = "") -> int:
+def int_in_range(
+    name: str, value: object, low: int, high: int | None = None, *, where: str = "", why: str = ""
+) -> int:
     """Return ``value`` if it is an int (not a bool) with ``low ≤ value`` (``≤ high``), else raise.
 
-    ``where`` (e.g. ``"make_batches"``) prefixes the message with the function's name.
+    ``where`` (e.g. ``"make_batches"``) prefixes the message with the function's
+    name; ``why`` (e.g. ``" (the exporter's oldest)"``) follows the expected range.
     """
     prefix = f"{where}: " if where else ""
     if isinstance(value, bool) or not isinstance(value, int):
         raise TypeError(f"{prefix}{name} must be an int, got {type(value).__name__} ({value!r})")
     if value < low or (high is not None and value > high):
         expected = f"at least {low}" if high is None else f"in {low} … {high}"
-        raise ValueError(f"{prefix}{name} must be {expected}, got {value}")
+        raise ValueError(f"{prefix}{name} must be {expected}{why}, got {value}")
     return value
+
+
+def int_choices(name: str, values: object, low: int, high: int) -> tuple[int, ...]:
+    """Return ``values`` as a tuple of distinct ints in ``low … high`` (at least one), else raise."""
+    if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
+        raise TypeError(f"{name} must be a sequence of ints, got {type(values).__name__} ({values!r})")
+    values = tuple(values)
+    if not values:
+        raise ValueError(f"{name} must hold at least one value, got an empty sequence")
+    for value in values:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise TypeError(f"{name} must hold ints, got {type(value).__name__} ({value!r})")
+        if not low <= value <= high:
+            raise ValueError(f"{name} must hold ints in {low} … {high}, got {value!r}")
+    if len(set(values)) != len(values):
+        raise ValueError(f"{name} must not repeat a value, got {values}")
+    return values
 
 
 def positive_int(name: str, value: object, *, where: str = "") -> int:
@@ -135,20 +155,23 @@ def rotary_fits(rotary: object, d_k: int) -> None:
 
 
 def number_in_range(
-    name: str, value: object, low: float, high: float | None = None, *, open_low: bool = False, where: str = ""
+    name: str, value: object, low: float, high: float | None = None, *, open_low: bool = False,
+    open_high: bool = False, where: str = "",
 ) -> float:
-    """Return ``value`` as a float if it is a number (not a bool) in [low, high], else raise.
+    """Return ``value`` as a float if it is a number (not a bool) from ``low`` to ``high``, else raise.
 
-    ``open_low=True`` excludes ``low`` itself: (low, high].
+    The ends belong to the range unless ``open_low`` / ``open_high``.
     """
     prefix = f"{where}: " if where else ""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise TypeError(f"{prefix}{name} must be a number, got {type(value).__name__} ({value!r})")
-    if (value <= low if open_low else value < low) or (high is not None and value > high):
+    too_low = value <= low if open_low else value < low
+    too_high = high is not None and (value >= high if open_high else value > high)
+    if too_low or too_high:
         if high is None:
             expected = f"above {low}" if open_low else f"at least {low}"
         else:
-            expected = f"in ({low}, {high}]" if open_low else f"in {low} … {high}"
+            expected = f"in {'(' if open_low else '['}{low}, {high}{')' if open_high else ']'}"
         raise ValueError(f"{prefix}{name} must be {expected}, got {value}")
     return float(value)
 
@@ -176,7 +199,7 @@ def boolean(name: str, value: object, *, where: str = "") -> bool:
     """Return ``value`` if it is a bool, else raise."""
     if not isinstance(value, bool):
         prefix = f"{where}: " if where else ""
-        raise TypeError(f"{prefix}{name} must be True or False, got {type(value).__name__} ({value!r})")
+        raise TypeError(f"{prefix}{name} must be a bool (True or False), got {type(value).__name__} ({value!r})")
     return value
 
 
@@ -377,7 +400,7 @@ def causal_mask_inputs(size: object, device: object = None, offset: object = 0) 
 
 
 def positional_inputs(encoding: nn.Module, x: object, offset: object = 0) -> None:
-    """The checks of :class:`~transformer_edu.SinusoidalPositionalEncoding`: (B, L, D) embeddings at positions in the table."""
+    """The checks of :class:`~transformer_edu.SinusoidalPositionalEncoding`: (B, L, D) embeddings, positions in the table."""
     float_tensor("x", x, 3)
     width("x", x, encoding.d_model)
     int_in_range("offset", offset, 0)
@@ -586,6 +609,18 @@ def model_encode_inputs(model: nn.Module, src: object, src_mask: object = None) 
     c = model.config
     token_ids("src", src, c.src_vocab_size, c.max_len)
     attention_mask("src_mask", src_mask, src.shape[0], c.n_heads, src.shape[1], src.shape[1])
+
+
+def model_source_ids(model: nn.Module, src: object) -> None:
+    """The checks of :meth:`Transformer.embed_source <transformer_edu.Transformer.embed_source>`."""
+    token_ids("src", src, model.config.src_vocab_size, model.config.max_len)
+
+
+def model_target_ids(model: nn.Module, tgt: object, offset: object = 0) -> None:
+    """The checks of :meth:`Transformer.embed_target <transformer_edu.Transformer.embed_target>`."""
+    token_ids("tgt", tgt, model.config.tgt_vocab_size)
+    int_in_range("offset", offset, 0)
+    positions(offset, tgt.shape[1], model.config.max_len)
 
 
 def model_decode_inputs(model: nn.Module, tgt: object, memory: object, src_mask: object = None,

@@ -204,6 +204,7 @@ class Transformer(nn.Module):
         h = self.decoder(x, memory, src_mask, tgt_mask, cache)  # (B, T, D)
         return self.output(h[:, -1:] if last_only else h)  # (B, T or 1, V)
 
+    @_validate.door(_validate.model_source_ids)
     def embed_source(self, src: Tensor) -> Tensor:
         """Source ids → vectors: embedding · √d_model + positional encoding, then dropout.
 
@@ -217,6 +218,7 @@ class Transformer(nn.Module):
         x = self.src_embed(src) * self.embed_scale  # (B, S, D)
         return self.positional(x) if self.config.src_positional else self.positional.dropout(x)
 
+    @_validate.door(_validate.model_target_ids)
     def embed_target(self, tgt: Tensor, offset: int = 0) -> Tensor:
         """Target ids → vectors, as :meth:`embed_source`; the positions start at ``offset``.
 

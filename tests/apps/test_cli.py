@@ -191,7 +191,7 @@ def test_the_issue_command_names_work(own_corpus):
     (None, ["--valid", "V"], "no file at"),
     ("no tab\n\n\tempty\n", ["--valid", "T"], "holds no usable source<TAB>target line (line 1: 1 column(s)"),
     ("a\tb\n", [], "--task tsv needs --train FILE and --valid FILE"),
-    ("a\tb\n", ["--valid", "T", "--tokenizer", "bpe", "--vocab-size", 10], "vocab_size=10; expected an int of at least"),
+    ("a\tb\n", ["--valid", "T", "--tokenizer", "bpe", "--vocab-size", 10], "vocab_size must be at least"),
     ("a\tb\n", ["--valid", "T", "--tokenizer", "sentencepiece"], "invalid choice"),
 ])
 def test_own_corpus_refuses_bad_input_clearly(tmp_path, content, args, message):

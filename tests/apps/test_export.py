@@ -21,6 +21,11 @@ from transformer_edu import data
 from transformer_edu.translation import export
 from transformer_edu.translation.pretrained import REBUILD_COMMAND, pretrained_translator
 
+if __package__:
+    from ..translation_support import natural_inputs, python_tokens
+else:
+    from translation_support import natural_inputs, python_tokens
+
 TOLERANCE = 1e-4
 STALE = f"The shipped ONNX files are out of date; regenerate them with: {REBUILD_COMMAND}"
 
@@ -156,25 +161,6 @@ def test_vocab_json_holds_what_the_page_needs(translator):
     json.dumps(vocab)  # serialisable
     whitespace = te.Translator(translator.model, translator.src_vocab, translator.tgt_vocab)
     assert export.vocab_json(whitespace)["grammar"] is None  # no grammar known: the page checks none
-
-
-def python_tokens(translator, sentence: str) -> list[str]:
-    """The source tokens the Translator reads for ``sentence`` (before <eos>)."""
-    if hasattr(translator, "source_tokens"):
-        return translator.source_tokens(sentence)
-    return sentence.split()
-
-
-def natural_inputs(held_out_pairs) -> list[str]:
-    """Sentences as a reader may type them: odd spaces, decomposed Hangul (NFD)."""
-    import unicodedata
-
-    sentences = [korean for korean, _ in held_out_pairs[:30]]
-    if hasattr(data, "detokenize_korean"):  # the grammar stores tokens; readers write words
-        sentences = [data.detokenize_korean(k) for k in sentences]
-    odd = [f"  {k.replace(' ', chr(0x3000), 1)}\t" for k in sentences[:10]]
-    decomposed = [unicodedata.normalize("NFD", k) for k in sentences[10:20]]
-    return sentences + odd + decomposed + ["고양이가\u2003생선을\n먹었다", "나는 학교에 간다\u00a0"]
 
 
 def test_onnx_tokens_follow_the_translator(translator, shipped, held_out_pairs):

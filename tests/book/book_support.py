@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import re
 import subprocess
 import sys
@@ -22,6 +23,15 @@ HTML_DIR = REPO_ROOT / "_build" / "html"
 #: The English messages of every page (``*.pot``), extracted by the build.
 GETTEXT_DIR = REPO_ROOT / "_build" / "gettext"
 SETUP_COMMENT = "# Setup: installs the book's package when it is missing (Colab)"
+#: The Chromium that the browser tests drive through Playwright (``CHROMIUM`` overrides Debian's).
+CHROMIUM = Path(os.environ.get("CHROMIUM", "/usr/bin/chromium"))
+#: Its flags: headless, no sandbox (containers), nothing fetched in the background.
+CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+#: Every host name but localhost fails to resolve, for pages that must work offline. (Cheaper
+#: than intercepting every request in Playwright; the failed requests are recorded from the
+#: page's "requestfailed" events.)
+OFFLINE_FLAG = "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE localhost, EXCLUDE 127.0.0.1"
 REPO_URL_LINE = re.compile(r'^REPO_URL\s*=\s*"([^"]*)"\s*$', re.MULTILINE)
 
 

@@ -36,7 +36,6 @@ from __future__ import annotations
 import functools
 import http.server
 import json
-import os
 import re
 import threading
 import time
@@ -53,20 +52,8 @@ if __package__:
 else:
     import book_support as bs
 
-CHROMIUM = Path(os.environ.get("CHROMIUM", "/usr/bin/chromium"))
-CHROMIUM_FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    # Every host name but localhost fails to resolve: the book must work
-    # offline. (Cheaper than intercepting every request in Playwright; the
-    # failed requests are recorded from the page's "requestfailed" events.)
-    "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE localhost, EXCLUDE 127.0.0.1",
-]
+CHROMIUM = bs.CHROMIUM
+CHROMIUM_FLAGS = [*bs.CHROMIUM_FLAGS, bs.OFFLINE_FLAG]  # the book must work offline
 ARTIFACTS = bs.REPO_ROOT / "artifacts"
 LOCAL_HOSTS = {"127.0.0.1", "localhost"}
 DESKTOP = {"width": 1366, "height": 900}

@@ -56,14 +56,7 @@ else:
 pytest.importorskip("jupyterlab", reason="JupyterLab is a test requirement (requirements.txt)")
 sync_api = pytest.importorskip("playwright.sync_api")
 
-CHROMIUM = Path(os.environ.get("CHROMIUM", "/usr/bin/chromium"))
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--no-first-run",
-    "--disable-background-networking",
-]
+CHROMIUM = bs.CHROMIUM
 CHAPTERS = [path for path in bs.chapter_notebooks() if path.exists()]
 RUN_TIMEOUT_S = 600  # one chapter, all cells (Chapter 7 trains for about a minute)
 REDRAW_TIMEOUT_MS = 30_000
@@ -247,7 +240,7 @@ def page(lab):
     """One JupyterLab page in headless Chromium for all chapters (the app loads once)."""
     base, token = lab
     with sync_api.sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=bs.CHROMIUM_FLAGS)
         context = chromium.new_context(viewport={"width": 1366, "height": 900})
 
         from plotly.offline import get_plotlyjs

@@ -81,6 +81,99 @@ def test_the_checker_catches_what_it_should():
     assert not problems("1. Scaled attention", "1\\. 스케일드 어텐션")
 
 
+def _catalogue(tmp_path: Path, pairs: list[tuple[str, str]], name: str = "page.po") -> Path:
+    """A small catalogue of (English, Korean) messages, written as sphinx-intl writes one."""
+    catalogue = polib.POFile()
+    catalogue.metadata = {"Content-Type": "text/plain; charset=utf-8", "Language": "ko"}
+    for msgid, msgstr in pairs:
+        catalogue.append(polib.POEntry(msgid=msgid, msgstr=msgstr))
+    path = tmp_path / name
+    catalogue.save(str(path))
+    return path
+
+
+#: One message per rule of locales/README.md that the checker enforces: the
+#: English, a Korean the edition retired, and the Korean it writes instead.
+RETIRED_AND_FIXED = {
+    "label": ("Label smoothing caps the confidence.", "라벨 스무딩은 확신도에 상한을 둡니다.", "레이블 스무딩은 확신도에 상한을 둡니다."),
+    "polarity": ("Masks have the opposite polarity.", "마스크의 극성이 반대입니다.", "마스크의 True/False 규약이 반대입니다."),
+    "draw": ("It runs over 8 draws.", "무작위 추출 8번에 걸쳐 실행합니다.", "시행 8번에 걸쳐 실행합니다."),
+    "stem": ("Words split as *stem | particle*.", "*어간 | 조사*로 나뉜 단어입니다.", "*명사 | 조사*로 나뉜 단어입니다."),
+    "gather": ("The rows are gathered in place.", "행을 제자리에서 모읍니다.", "행을 골라(gather) 제자리에 다시 씁니다."),
+    "our": ("Copy our weights.", "우리 가중치를 복사합니다.", "직접 만든 가중치를 복사합니다."),
+    "worse": ("And, worse, it learns padding.", "더 나쁘게는 패딩을 배웁니다.", "더 큰 문제는 패딩을 배운다는 점입니다."),
+    "below": ("Less below n = d.", "n = d보다 작으면 더 적습니다.", "n < d이면 더 적습니다."),
+    "post-LN": ("Post-LN needs warm-up.", "Post-LN은 워밍업이 필요합니다.", "post-LN은 워밍업이 필요합니다."),
+    "offset": ("The offset between two positions.", "두 위치 사이의 간격입니다.", "두 위치 사이의 오프셋입니다."),
+    "dot-product": ("It beats dot-product attention.", "내적 어텐션보다 낫습니다.", "닷 프로덕트 어텐션보다 낫습니다."),
+    "quotes": ('The "Add & Norm" box.', "“Add & Norm” 상자입니다.", '"Add & Norm" 상자입니다.'),
+    "dash": ("English–German pairs.", "영어–독일어 쌍입니다.", "영어-독일어 쌍입니다."),
+    "nested": (
+        "Dropout on the weights (after the softmax).",
+        "가중치에 드롭아웃을 둡니다(소프트맥스(softmax) 뒤).",
+        "가중치에 드롭아웃을 둡니다(소프트맥스 뒤).",
+    ),
+    "particle after a digit": ("Llama 3 uses it.", "Llama 3는 이를 씁니다.", "Llama 3은 이를 씁니다."),
+    "particle after an acronym": ("LN is applied.", "LN는 적용됩니다.", "LN은 적용됩니다."),
+}
+
+
+@pytest.mark.parametrize("rule", RETIRED_AND_FIXED)
+def test_the_checker_fails_on_each_retired_rendering(tmp_path, rule):
+    english, retired, fixed = RETIRED_AND_FIXED[rule]
+    assert check_translation.check_file(_catalogue(tmp_path, [(english, retired)])), rule
+    assert not check_translation.check_file(_catalogue(tmp_path, [(english, fixed)])), rule
+
+
+def test_the_checker_lets_through_what_is_right():
+    def problems(msgid: str, msgstr: str) -> list[str]:
+        return check_translation.check_entry(polib.POEntry(msgid=msgid, msgstr=msgstr))
+
+    # the glossary's alias, Korean the English quotes, and words that only look retired
+    assert not problems("**레이블 스무딩 (라벨 스무딩)**. Smoothing.", "타깃을 고르게 합니다. 라벨 스무딩이라고도 합니다.")
+    assert not problems("우리가 모자를 썼다 means we wore hats.", '우리가 모자를 썼다는 "we wore hats"입니다.')
+    assert not problems("Feature extraction.", "특징 추출입니다.")  # no random draw in the English
+    assert not problems("Collect the tokens.", "토큰을 모읍니다.")  # no gather in the English
+    assert not problems("The stem 먹- takes endings.", "어간 먹-에는 어미가 붙습니다.")
+    assert not problems("A batch with a longer sentence.", "더 긴 문장과 한 배치에 들어간 경우입니다.")  # 들어간
+    assert not problems("The 2–4 range.", "2–4 범위입니다.")  # an en dash between numbers
+    assert not problems("scores (softmax(x) / T)", "점수(softmax(x) / T)")  # math nests its parentheses
+    assert not problems("the softmax (after the scaling)", "소프트맥스(softmax)는 스케일링 뒤에 옵니다.")
+
+
+@pytest.mark.parametrize(
+    ("korean", "right"),
+    [
+        # digits: 영 일 이 삼 사 오 육 칠 팔 구 (받침 after 0, 1, 3, 6, 7, 8; ㄹ after 1, 7, 8)
+        *[
+            (f"값 {digit}{particle}", particle in right)
+            for digit, right in {
+                "0": ["은", "이", "을", "과", "으로"], "1": ["은", "이", "을", "과", "로"], "2": ["는", "가", "를", "와", "로"],
+                "3": ["은", "이", "을", "과", "으로"], "4": ["는", "가", "를", "와", "로"], "5": ["는", "가", "를", "와", "로"],
+                "6": ["은", "이", "을", "과", "으로"], "7": ["은", "이", "을", "과", "로"], "8": ["은", "이", "을", "과", "로"],
+                "9": ["는", "가", "를", "와", "로"],
+            }.items()
+            for particle in ["은", "는", "이", "가", "을", "를", "과", "와", "으로", "로"]
+        ],
+        ("10은 크다", True), ("512는 크다", True), ("512은 크다", False), ("1 024는 크다", True), ("2 048은 크다", True),
+        # single letters and acronyms by their letter names: 엘, 엠, 엔, 알 end in a consonant
+        ("L은 길이", True), ("L로 나눕니다", True), ("L으로 나눕니다", False), ("N으로 나눕니다", True),
+        ("M은", True), ("R로", True), ("d_k로 나눕니다", True), ("d_k으로", False), ("V를 씁니다", True),
+        ("LN은", True), ("LN는", False), ("post-LN은", True), ("GPU는", True), ("GPU은", False),
+        ("RNN은", True), ("BPE를", True), ("BPE을", False), ("FLOP은", True), ("Adam은", True), ("Adam는", True),
+        # parentheses: a gloss agrees with the Korean word, notation with what it holds, a citation with its year
+        ("소프트맥스(softmax)는", True), ("어텐션(attention)를", False), ("O(n)은", True), ("O(n)는", False),
+        ("layer1(x)를", True), ("T5(Raffel et al., 2020)는", True), ("Elhage et al. (2021)은", True),
+        ("Olsson et al. (2022)는", True), ("Vaswani et al. (2017)는", False), ("{cite:t}`vaswani2017attention`은", True),
+        ("{cite:t}`vaswani2017attention`는", False), ("[Elhage et al. (2021)](https://x.org/r.html#c)은", True),
+        ("**LN**는", False), ("`x`는", True), ("$N$은", True), ("$N$는", False), ("각 헤드는 (B, H, L, d_k)를", True),
+        ("3가지 방법", True), ("3이면 됩니다", True),  # a counter and a copula, not particles
+    ],
+)
+def test_particles_agree_with_how_they_are_read(korean, right):
+    assert (not check_translation.particle_problems(korean)) == right, check_translation.particle_problems(korean)
+
+
 @pytest.fixture(scope="module")
 def built():
     book = bs.build_book()
@@ -349,7 +442,7 @@ def search(index: dict, query: str) -> set[str]:
         ("위치 인코딩", "notebooks/03_positional_encoding"),
         ("층 정규화", "notebooks/04_layer_norm_and_residuals"),
         ("빔 서치", "notebooks/08_beam_search"),
-        ("라벨 스무딩", "notebooks/07_training"),
+        ("레이블 스무딩", "notebooks/07_training"),
         ("서브워드", "notebooks/09_beyond_the_toy"),
     ],
 )

@@ -16,7 +16,6 @@ import functools
 import http.server
 import json
 import re
-import os
 import random
 import statistics
 import sys
@@ -37,17 +36,16 @@ from transformer_edu.translation.translator import OutsideGrammarWarning
 
 if __package__:
     from . import book_support as bs
-    from .test_export import natural_inputs, python_tokens
+    from ..translation_support import natural_inputs, python_tokens
 else:
     import book_support as bs
-    from test_export import natural_inputs, python_tokens
+    from translation_support import natural_inputs, python_tokens
 
 sys.path.insert(0, str(bs.REPO_ROOT / "book" / "_ext"))
 import live_translator as extension  # noqa: E402  (the book's Sphinx extension)
 
-CHROMIUM = Path(os.environ.get("CHROMIUM", "/usr/bin/chromium"))
-CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+CHROMIUM = bs.CHROMIUM
+CHROMIUM_FLAGS = bs.CHROMIUM_FLAGS
 LOCAL_HOSTS = {"127.0.0.1", "localhost"}
 PAGE = "notebooks/08_beam_search.html"
 PAGE_BUDGET = 3_000_000  # bytes a page may transfer before the reader starts anything

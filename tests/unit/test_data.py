@@ -431,7 +431,7 @@ def test_splits_are_deterministic_per_seed(splits):
     other = toy_translation_splits(seed=1)
     assert other["train"] != splits["train"] and other["test"] != splits["test"]
     assert other["test"][:2] == splits["test"][:2]
-    with pytest.raises(ValueError, match="n_ood=0"):
+    with pytest.raises(ValueError, match="toy_translation_splits: n_ood must be at least 1, got 0"):
         toy_translation_splits(n_ood=0)
 
 
@@ -530,7 +530,7 @@ def test_make_batches_shuffle_and_sort(splits):
 
 def test_make_batches_validates_arguments(vocab):
     pairs = [("the cat", "the dog")]
-    with pytest.raises(ValueError, match="batch_size=0"):
+    with pytest.raises(ValueError, match="make_batches: batch_size must be at least 1, got 0"):
         make_batches(pairs, vocab, vocab, 0)
     with pytest.raises(ValueError, match="pairs is empty"):
         make_batches([], vocab, vocab, 2)

@@ -384,7 +384,7 @@ def test_length_penalty_formula():
         (dict(src_mask=torch.ones(1, 9, dtype=torch.bool)), ValueError, "src_mask must be 4-D"),
         (dict(src_mask=torch.ones(2, 1, 1, 8, dtype=torch.bool)), ValueError, "does not broadcast"),
         (dict(model=nn.Linear(2, 2)), TypeError, "model must be a Transformer"),
-        (dict(use_cache=1), TypeError, "use_cache must be True or False"),
+        (dict(use_cache=1), TypeError, "use_cache must be a bool"),
     ],
 )
 def test_bad_arguments_are_named(model, src, change, error, match):

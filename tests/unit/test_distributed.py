@@ -48,7 +48,7 @@ def test_the_processes_parts_deal_out_every_row_once():
 def test_more_parts_than_rows_leaves_empty_parts():
     parts = batch().split(12)
     assert [p is None for p in parts] == [False] * 10 + [True] * 2
-    with pytest.raises(ValueError, match="parts=0"):
+    with pytest.raises(ValueError, match="Batch.split: parts must be at least 1, got 0"):
         batch().split(0)
 
 

@@ -220,7 +220,7 @@ def test_text_width_and_pad_reject_bad_input():
         viz.text_width(3)
     with pytest.raises(ValueError, match="one line"):
         viz.text_width("a\tb")
-    with pytest.raises(ValueError, match="width must be an int"):
+    with pytest.raises(ValueError, match="width must be at least 0, got -1"):
         viz.pad("a", -1)
     with pytest.raises(ValueError, match="align must be"):
         viz.pad("a", 3, "middle")
@@ -326,7 +326,7 @@ def test_wrap_counts_hangul_as_two_columns():
     assert " ".join(line.strip() for line in lines) == text  # only spaces became breaks
     assert textwrap_fill_is_wider(text)
     assert viz.wrap("a " + "가" * 30 + " b", 20) == "a\n" + "가" * 30 + "\nb"  # a long word stays whole
-    with pytest.raises(ValueError, match="width must be an int wider than the indent"):
+    with pytest.raises(ValueError, match="width must be at least 3 \\(wider than the indent '  '\\), got 2"):
         viz.wrap("x", 2, indent="  ")
     with pytest.raises(TypeError, match="text must be a str"):
         viz.wrap(3)

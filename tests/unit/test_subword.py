@@ -74,7 +74,7 @@ def test_unigram_also_learns(korean):
 
 
 @pytest.mark.parametrize("call, error, message", [
-    (lambda: SubwordTokenizer.train(["가나다"], 100), ValueError, "vocab_size=100; expected an int of at least 264"),
+    (lambda: SubwordTokenizer.train(["가나다"], 100), ValueError, "vocab_size must be at least 264 (4 specials, 256 byte pieces"),
     (lambda: SubwordTokenizer.train(["", "  "], 400), ValueError, "holds no text"),
     (lambda: SubwordTokenizer.train(["가나다"], 400, model="wordpiece"), ValueError, "model='wordpiece'"),
     (lambda: SubwordTokenizer.train([3], 400), TypeError, "texts[0] must be a str, got int"),

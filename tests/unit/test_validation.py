@@ -120,3 +120,12 @@ def test_bad_layer_inputs():
         model = te.Transformer(config())
         src = torch.randint(1, 10, (1, 3))
         model.decode(torch.ones(1, 1, dtype=torch.long), model.encode(src), cache=te.KVCache(3))
+
+
+def test_the_embeddings_name_bad_ids_and_positions():
+    model = te.Transformer(config())
+    with pytest.raises(ValueError, match="src holds token id 10, outside the vocabulary"):
+        model.embed_source(torch.tensor([[3, 10]]))
+    with pytest.raises(ValueError, match="positions 8…8 are outside the table of max_len = 8"):
+        model.embed_target(torch.tensor([[1]]), offset=8)
+    assert model.embed_target(torch.tensor([[1, 2]]), offset=6).shape == (1, 2, 16)

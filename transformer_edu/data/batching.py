@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 import torch
 
+from .. import _validate
 from ._types import Pair
 from .vocab import Vocab
 
@@ -21,8 +22,7 @@ def pad_batch(sequences: Sequence[Sequence[int]], pad_id: int, device: torch.dev
     """
     if len(sequences) == 0:
         raise ValueError("pad_batch: sequences is empty; expected at least one sequence")
-    if not isinstance(pad_id, int):
-        raise TypeError(f"pad_batch: pad_id={pad_id!r}; expected an int")
+    _validate.int_in_range("pad_id", pad_id, 0, where="pad_batch")
     length = max(len(s) for s in sequences)
     batch = torch.full((len(sequences), length), pad_id, dtype=torch.long)  # (B, L)
     for row, seq in enumerate(sequences):
@@ -66,8 +66,7 @@ class Batch:
         carries no column of padding only. A part that gets no row (a batch
         of fewer than ``parts`` rows) is ``None``.
         """
-        if isinstance(parts, bool) or not isinstance(parts, int) or parts < 1:
-            raise ValueError(f"Batch.split: parts={parts!r}; expected an integer >= 1")
+        _validate.positive_int("parts", parts, where="Batch.split")
         pieces: list[Batch | None] = []
         for part in range(parts):
             if part >= len(self):
@@ -103,11 +102,9 @@ def make_batches(pairs: Sequence[Pair], src_vocab: Vocab, tgt_vocab: Vocab, batc
         An iterator of :class:`Batch`; the arguments are checked and the pairs
         encoded when it is created.
     """
-    if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
-        raise ValueError(f"make_batches: batch_size={batch_size!r}; expected an integer >= 1")
-    if not isinstance(src_vocab, Vocab) or not isinstance(tgt_vocab, Vocab):
-        raise TypeError(f"make_batches: src_vocab and tgt_vocab must be Vocab, got "
-                        f"{type(src_vocab).__name__} and {type(tgt_vocab).__name__}")
+    _validate.positive_int("batch_size", batch_size, where="make_batches")
+    _validate.instance("src_vocab", src_vocab, Vocab, "a Vocab", where="make_batches")
+    _validate.instance("tgt_vocab", tgt_vocab, Vocab, "a Vocab", where="make_batches")
     if len(pairs) == 0:
         raise ValueError("make_batches: pairs is empty; expected at least one (source, target) pair")
     encoded = []

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 
+from .. import _validate
 from ._types import Pair
 
 
@@ -22,10 +23,8 @@ def copy_task_pairs(n: int, *, vocab_size: int = 10, min_len: int = 3, max_len: 
         A list of ``(source, target)`` pairs such as ``("7 3 9 1", "7 3 9 1")``.
     """
     for name, value, low in (("n", n, 0), ("vocab_size", vocab_size, 1), ("min_len", min_len, 1)):
-        if not isinstance(value, int) or value < low:
-            raise ValueError(f"copy_task_pairs: {name}={value!r}; expected an integer >= {low}")
-    if not isinstance(max_len, int) or max_len < min_len:
-        raise ValueError(f"copy_task_pairs: max_len={max_len!r}; expected an integer >= min_len={min_len}")
+        _validate.int_in_range(name, value, low, where="copy_task_pairs")
+    _validate.int_in_range("max_len", max_len, min_len, where="copy_task_pairs", why=" (min_len)")
     possible = sum(vocab_size ** length for length in range(min_len, max_len + 1))
     if n > possible:
         raise ValueError(f"copy_task_pairs: n={n} but only {possible} distinct sequences exist "

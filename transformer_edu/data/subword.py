@@ -29,6 +29,7 @@ import json
 import unicodedata
 from collections.abc import Iterable, Sequence
 
+from .. import _validate
 from .vocab import Vocab
 
 _BYTES = tuple(f"<0x{b:02X}>" for b in range(256))
@@ -61,8 +62,7 @@ class SubwordTokenizer:
     """
 
     def __init__(self, spec: str) -> None:
-        if not isinstance(spec, str):
-            raise TypeError(f"SubwordTokenizer: spec must be the library's JSON as a str, got {type(spec).__name__}")
+        _validate.instance("spec", spec, str, "the library's JSON as a str", where="SubwordTokenizer")
         tokenizers = _library()
         try:
             self._tokenizer = tokenizers.Tokenizer.from_str(spec)
@@ -98,10 +98,9 @@ class SubwordTokenizer:
             raise ValueError("SubwordTokenizer.train: texts holds no text to learn from")
         alphabet = {char for text in texts for char in text if char != " "} | {_MARKER}
         smallest = len(Vocab.SPECIALS) + len(_BYTES) + len(alphabet)
-        if isinstance(vocab_size, bool) or not isinstance(vocab_size, int) or vocab_size < smallest:
-            raise ValueError(
-                f"SubwordTokenizer.train: vocab_size={vocab_size!r}; expected an int of at least {smallest} "
-                f"(4 specials, 256 byte pieces and the {len(alphabet)} characters of the texts)")
+        _validate.int_in_range(
+            "vocab_size", vocab_size, smallest, where="SubwordTokenizer.train",
+            why=f" (4 specials, 256 byte pieces and the {len(alphabet)} characters of the texts)")
         tokenizers = _library()
         learned = vocab_size - len(_BYTES)
         if model == "bpe":
@@ -131,8 +130,7 @@ class SubwordTokenizer:
 
     @staticmethod
     def _normalise(text: str, name: str = "text") -> str:
-        if not isinstance(text, str):
-            raise TypeError(f"SubwordTokenizer: {name} must be a str, got {type(text).__name__}")
+        _validate.text(name, text, where="SubwordTokenizer")
         return " ".join(unicodedata.normalize("NFC", text).split())
 
     def __len__(self) -> int:

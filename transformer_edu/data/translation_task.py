@@ -6,6 +6,7 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 
+from .. import _validate
 from ._types import Pair
 from .grammar import Clause, Sentence, Triple, _resolved, parse_sentence
 from .lexicon import (
@@ -40,8 +41,8 @@ def held_out_compositions(seed: int = 0, fraction: float = 0.1) -> dict[str, lis
     Returns:
         ``{"valid": [...], "test": [...]}``, each a list of ``(subject, verb, complement)``.
     """
-    if not 0 < fraction < 1:
-        raise ValueError(f"held_out_compositions: fraction={fraction!r}; expected 0 < fraction < 1")
+    _validate.number_in_range("fraction", fraction, 0, 1, open_low=True, open_high=True,
+                              where="held_out_compositions")
     forced = [("나", "가다", "학교"), ("고양이", "먹다", "생선")]
     rest = [t for t in _all_triples() if t not in forced]
     random.Random(seed).shuffle(rest)
@@ -86,8 +87,7 @@ def sense_words(english: str) -> list[str]:
     translations of a same-verb compound read the senses alike when their
     lists are equal; with the senses swapped they are not.
     """
-    if not isinstance(english, str):
-        raise TypeError(f"sense_words: english must be a str, got {type(english).__name__}")
+    _validate.text("english", english, where="sense_words")
     return [_SENSE_WORDS[word] for word in english.split() if word in _SENSE_WORDS]
 
 
@@ -217,10 +217,8 @@ def toy_translation_splits(seed: int = 0, *, n_train: int = 8000, n_valid: int =
     """
     for name, value in (("n_train", n_train), ("n_valid", n_valid), ("n_test", n_test), ("n_ood", n_ood),
                         ("n_same_verb", n_same_verb)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ValueError(f"toy_translation_splits: {name}={value!r}; expected an integer >= 1")
-    if not 0 <= compound_prob <= 1:
-        raise ValueError(f"toy_translation_splits: compound_prob={compound_prob!r}; expected 0 <= p <= 1")
+        _validate.positive_int(name, value, where="toy_translation_splits")
+    _validate.number_in_range("compound_prob", compound_prob, 0, 1, where="toy_translation_splits")
     held = held_out_compositions(seed, held_out_fraction)
     kept_out = set(held["valid"]) | set(held["test"])
     train_triples = [t for t in _all_triples() if t not in kept_out]

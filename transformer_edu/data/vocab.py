@@ -7,6 +7,8 @@ from collections.abc import Sequence
 
 import torch
 
+from .. import _validate
+
 
 class Vocab:
     """A word-level vocabulary: whitespace tokens ↔ integer ids.
@@ -40,8 +42,7 @@ class Vocab:
         Ids are given by decreasing frequency, ties broken alphabetically, so the
         same sentences always give the same vocabulary.
         """
-        if not isinstance(min_freq, int) or min_freq < 1:
-            raise ValueError(f"Vocab.build: min_freq={min_freq!r}; expected an integer >= 1")
+        _validate.positive_int("min_freq", min_freq, where="Vocab.build")
         counts: Counter[str] = Counter()
         for i, sentence in enumerate(sentences):
             if not isinstance(sentence, str):
@@ -77,8 +78,7 @@ class Vocab:
             strict: if ``True``, unknown tokens raise ``ValueError`` naming them;
                 otherwise they map to ``unk_id``.
         """
-        if not isinstance(sentence, str):
-            raise TypeError(f"Vocab.encode: sentence must be a str, got {type(sentence).__name__}")
+        _validate.text("sentence", sentence, where="Vocab.encode")
         if strict and (unknown := self.unknown_tokens(sentence)):
             raise ValueError(f"Vocab.encode: unknown tokens {unknown} in {sentence!r}")
         ids = [self.stoi.get(t, self.unk_id) for t in sentence.split()]

@@ -12,7 +12,8 @@ from ..attention import MultiHeadAttention, scaled_dot_product_attention
 from ..masks import causal_mask, padding_mask
 from ..positional import sinusoidal_table
 from . import viz
-from .controls import Buttons, Slider, State, _count
+from .. import _validate
+from .controls import Buttons, Slider, State
 from .explorer import Explorer, heatmap_panel
 from .live import LiveExplorer, Text, Toggle
 
@@ -136,23 +137,9 @@ def mask_explorer(
         raise ValueError(
             "sentence must not contain '<pad>': the figure adds the pads"
         )
-    if (
-        isinstance(max_pad, bool)
-        or not isinstance(max_pad, int)
-        or not 0 <= max_pad <= 8
-    ):
-        raise ValueError(f"max_pad must be an int in 0 … 8, got {max_pad!r}")
-    if (
-        isinstance(start_pad, bool)
-        or not isinstance(start_pad, int)
-        or not 0 <= start_pad <= max_pad
-    ):
-        raise ValueError(
-            f"start_pad must be an int in 0 … max_pad = {max_pad}, "
-            f"got {start_pad!r}"
-        )
-    if isinstance(d_model, bool) or not isinstance(d_model, int) or d_model < 1:
-        raise ValueError(f"d_model must be a positive int, got {d_model!r}")
+    _validate.int_in_range("max_pad", max_pad, 0, 8)
+    _validate.int_in_range("start_pad", start_pad, 0, max_pad, why=" (max_pad)")
+    _validate.positive_int("d_model", d_model)
     computed = _mask_explorer_states(tokens, max_pad, d_model, seed)
 
     def draw(pads: int, query: int) -> State:
@@ -325,8 +312,8 @@ def mask_state(
         details the weights to 3 decimals.
     """
     words = _tokens("tokens", tokens)
-    pads = _count("pads", pads, 0, 8)
-    d_model = _count("d_model", d_model, 1, 256)
+    pads = _validate.int_in_range("pads", pads, 0, 8)
+    d_model = _validate.int_in_range("d_model", d_model, 1, 256)
     if polarity not in ("allowed", "blocked"):
         raise ValueError(
             f"polarity must be 'allowed' or 'blocked', got {polarity!r}"
@@ -485,8 +472,8 @@ def heads_state(
     """
 
     words = _tokens("tokens", tokens)
-    n_heads = _count("n_heads", n_heads, 1, 16)
-    d_model = _count("d_model", d_model, 2, 256)
+    n_heads = _validate.int_in_range("n_heads", n_heads, 1, 16)
+    d_model = _validate.int_in_range("d_model", d_model, 2, 256)
     if d_model % n_heads:
         raise ValueError(
             f"n_heads must divide d_model = {d_model}, got {n_heads}"

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from .controls import Buttons, Panel, Slider, State, _int_choices
+from .. import _validate
+from .controls import Buttons, Panel, Slider, State
 from .explorer import Explorer
 
 __all__ = ["beam_explorer"]
@@ -114,7 +115,7 @@ def beam_explorer(
         raise TypeError(
             f"reference must be a str or None, got {type(reference).__name__}"
         )
-    beam_sizes = _int_choices("beam_sizes", beam_sizes, 1, 16)
+    beam_sizes = _validate.int_choices("beam_sizes", beam_sizes, 1, 16)
     if (
         isinstance(alphas, (str, bytes))
         or not hasattr(alphas, "__iter__")
@@ -125,12 +126,7 @@ def beam_explorer(
         )
     alphas = tuple(alphas)
     for alpha in alphas:
-        if (
-            isinstance(alpha, bool)
-            or not isinstance(alpha, (int, float))
-            or not 0 <= alpha <= 5
-        ):
-            raise ValueError(f"alphas must hold numbers in 0 … 5, got {alpha!r}")
+        _validate.number_in_range("alphas' values", alpha, 0, 5)
     if len(set(alphas)) != len(alphas):
         raise ValueError(f"alphas must not repeat a value, got {alphas}")
     alphas = tuple(float(alpha) for alpha in alphas)
@@ -147,15 +143,8 @@ def beam_explorer(
     if max_len is None:  # the translator's: source (EOS counted) + 50
         source_length = len(translator.encode_source(sentence))
         max_len = translator.output_limit(source_length)
-    elif (
-        isinstance(max_len, bool)
-        or not isinstance(max_len, int)
-        or not 1 <= max_len <= limit
-    ):
-        raise ValueError(
-            f"max_len must be an int in 1 … {limit} (the model's max_len), "
-            f"got {max_len!r}"
-        )
+    else:
+        _validate.int_in_range("max_len", max_len, 1, limit, why=" (the model's)")
 
     computed = _beam_explorer_states(
         translator, sentence, beam_sizes, alphas, max_len

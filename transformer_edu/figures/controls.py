@@ -19,6 +19,8 @@ import numpy as np
 import plotly.graph_objects as go
 import torch
 
+from .. import _validate
+
 __all__ = [
     "BOOK_LAYOUT",
     "DECIMALS",
@@ -303,10 +305,7 @@ class Panel:
             layout[key] = _merge(dict(_AXIS_DEFAULTS), layout.get(key) or {})
         if height is None:
             height = layout.get("height") or 360
-        if isinstance(height, bool) or not isinstance(height, (int, float)):
-            raise TypeError(f"height must be a number of px, got {height!r}")
-        if not 80 <= height <= 2000:
-            raise ValueError(f"height must be 80 … 2000 px, got {height!r}")
+        _validate.number_in_range("height", height, 80, 2000)  # px
         layout.pop("height", None)
         layout.pop("width", None)  # the plot takes the panel's width
         self.data: list[dict] = data
@@ -387,37 +386,3 @@ def check_controls(controls, kinds: tuple[type, ...], kind_names: str) -> list[s
     if len(set(names)) != len(names):
         raise ValueError(f"controls must have distinct names, got {names}")
     return names
-
-
-def _int_choices(name: str, values, low: int, high: int) -> tuple[int, ...]:
-    """``values`` as a tuple of distinct ints in ``low … high``, else raise."""
-    if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
-        raise TypeError(
-            f"{name} must be a sequence of ints, got "
-            f"{type(values).__name__} ({values!r})"
-        )
-    values = tuple(values)
-    if not values:
-        raise ValueError(
-            f"{name} must hold at least one value, got an empty sequence"
-        )
-    for value in values:
-        if (
-            isinstance(value, bool)
-            or not isinstance(value, int)
-            or not low <= value <= high
-        ):
-            raise ValueError(
-                f"{name} must hold ints in {low} … {high}, got {value!r}"
-            )
-    if len(set(values)) != len(values):
-        raise ValueError(f"{name} must not repeat a value, got {values}")
-    return values
-
-
-def _count(name: str, value, low: int, high: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{name} must be an int, got {value!r}")
-    if not low <= value <= high:
-        raise ValueError(f"{name} must be in {low} … {high}, got {value}")
-    return value

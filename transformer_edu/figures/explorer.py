@@ -92,6 +92,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.offline import get_plotlyjs_version
 
+from .. import _validate
 from . import viz
 from .controls import (
     _ID,
@@ -212,10 +213,7 @@ class Explorer:
                     f"{name} must be a non-empty string, got {text!r}"
                 )
         check_controls(controls, (_Control,), "Buttons, Slider or Select")
-        if isinstance(decimals, bool) or not isinstance(decimals, int):
-            raise TypeError(f"decimals must be an int, got {decimals!r}")
-        if not 0 <= decimals <= 10:
-            raise ValueError(f"decimals must be in 0 … 10, got {decimals}")
+        _validate.int_in_range("decimals", decimals, 0, 10)
         self.id = explorer_id
         self.title = " ".join(title.split())
         self.description = " ".join(description.split())

@@ -52,6 +52,7 @@ from matplotlib.colors import LinearSegmentedColormap
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
+from .. import _validate
 from . import viz
 from .controls import Buttons, Panel, Select, Slider, State, check_controls
 
@@ -111,10 +112,7 @@ class Toggle:
 
     def __init__(self, name: str, value: bool = True, *, label=None):
         self.name = _name("Toggle", name)
-        if not isinstance(value, bool):
-            raise TypeError(
-                f"Toggle {name!r}: value must be a bool, got {value!r}"
-            )
+        _validate.boolean("value", value, where=f"Toggle {name!r}")
         self.label = _label("Toggle", name, label)
         self.start = value
 

@@ -8,7 +8,8 @@ import torch
 
 from ..positional import sinusoidal_table
 from . import viz
-from .controls import Buttons, Panel, Slider, State, _int_choices
+from .. import _validate
+from .controls import Buttons, Panel, Slider, State
 from .explorer import Explorer
 from .live import LiveExplorer
 
@@ -60,21 +61,16 @@ def positional_explorer(
         The :class:`Explorer`; controls ``d_model``, ``position`` and
         ``offset``.
     """
-    d_models = _int_choices("d_models", d_models, 2, 512)
+    d_models = _validate.int_choices("d_models", d_models, 2, 512)
     odd = [d for d in d_models if d % 2]
     if odd:
         raise ValueError(
             f"d_models must be even (sines and cosines come in pairs), "
             f"got {odd}"
         )
-    if (
-        isinstance(max_len, bool)
-        or not isinstance(max_len, int)
-        or not 1 <= max_len <= 512
-    ):
-        raise ValueError(f"max_len must be an int in 1 … 512, got {max_len!r}")
-    positions = _int_choices("positions", positions, 0, max_len - 1)
-    offsets = _int_choices("offsets", offsets, 0, 10_000)
+    _validate.int_in_range("max_len", max_len, 1, 512)
+    positions = _validate.int_choices("positions", positions, 0, max_len - 1)
+    offsets = _validate.int_choices("offsets", offsets, 0, 10_000)
     if start_d_model not in d_models:
         raise ValueError(
             f"start_d_model must be one of d_models {d_models}, "
@@ -187,15 +183,11 @@ def positional_explorer(
         d_model: int, position: int, offset: int, max_len: int = max_len
     ) -> State:
         # the live mode (Explorer.live) may offer any values: check them
-        _int_choices("d_model", [d_model], 2, 512)
-        if d_model % 2:
-            raise ValueError(
-                f"d_model must be even (sines and cosines come in pairs), "
-                f"got {d_model}"
-            )
-        _int_choices("max_len", [max_len], 1, 512)
-        _int_choices("position", [position], 0, max_len - 1)
-        _int_choices("offset", [offset], 0, 10_000)
+        _validate.int_in_range("d_model", d_model, 2, 512)
+        _validate.even("d_model", d_model, "(sines and cosines come in pairs)")
+        _validate.int_in_range("max_len", max_len, 1, 512)
+        _validate.int_in_range("position", position, 0, max_len - 1)
+        _validate.int_in_range("offset", offset, 0, 10_000)
         turns = _pair_turns(offset, d_model)
         summary = (
             f"d_model = {d_model}, position {position}, offset k = {offset}: "

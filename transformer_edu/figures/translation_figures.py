@@ -5,7 +5,8 @@ from __future__ import annotations
 import torch
 
 from ..masks import causal_mask, padding_mask
-from .controls import Buttons, Panel, Select, Slider, State, _count
+from .. import _validate
+from .controls import Buttons, Panel, Select, Slider, State
 from .explorer import heatmap_panel
 from .live import LiveExplorer, Text, Toggle
 
@@ -94,16 +95,10 @@ def translation_run(
     from ..decoding import beam_search_nbest, greedy_decode
 
     _check_translator(translator)
-    if not isinstance(korean, str) or not korean.split():
-        raise ValueError(
-            f"korean must be a non-empty sentence, got {korean!r}"
-        )
-    pads = _count("pads", pads, 0, 8)
-    beam_size = _count("beam_size", beam_size, 1, 16)
-    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)):
-        raise TypeError(f"alpha must be a number, got {alpha!r}")
-    if not 0 <= alpha <= 5:
-        raise ValueError(f"alpha must be in 0 … 5, got {alpha}")
+    _validate.text("korean", korean, nonempty=True)
+    pads = _validate.int_in_range("pads", pads, 0, 8)
+    beam_size = _validate.int_in_range("beam_size", beam_size, 1, 16)
+    _validate.number_in_range("alpha", alpha, 0, 5)
     model = translator.model.eval()
     device = next(model.parameters()).device
     ids = translator.encode_source(korean)  # raises on unknown words
@@ -130,8 +125,7 @@ def translation_run(
         ]
         found = hypotheses[0][0]
     target = found if english is None else english
-    if not isinstance(target, str):
-        raise TypeError(f"english must be a str, got {type(target).__name__}")
+    _validate.text("english", target)
     unknown = translator.tgt_vocab.unknown_tokens(target)
     if unknown:
         raise ValueError(
@@ -203,20 +197,9 @@ def translation_state(
     _check_translator(translator)
     layers = translator.model.config.n_layers
     heads = translator.model.config.n_heads
-    if isinstance(layer, bool) or not isinstance(layer, int):
-        raise TypeError(f"layer must be an int, got {layer!r}")
-    if not -layers <= layer < layers:
-        raise ValueError(
-            f"layer must be in {-layers} … {layers - 1}, got {layer}"
-        )
-    if head != "mean" and (
-        isinstance(head, bool)
-        or not isinstance(head, int)
-        or not 0 <= head < heads
-    ):
-        raise ValueError(
-            f"head must be 'mean' or an int in 0 … {heads - 1}, got {head!r}"
-        )
+    _validate.int_in_range("layer", layer, -layers, layers - 1)
+    if head != "mean":
+        _validate.int_in_range("head", head, 0, heads - 1, why=" (or 'mean')")
     run = translation_run(
         translator, korean, english.strip() or None, pads=pads,
         padding=padding, causal=causal, beam_size=beam_size, alpha=alpha,

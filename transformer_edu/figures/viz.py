@@ -35,6 +35,8 @@ from matplotlib.axes import Axes
 from matplotlib.colors import Colormap, LinearSegmentedColormap
 from matplotlib.figure import Figure
 
+from .. import _validate
+
 __all__ = [
     "ATTENTION_CMAP",
     "BOOK_WIDTH",
@@ -433,8 +435,7 @@ def attention_grid(
     titles = [f"head {h}" for h in range(n_heads)] if titles is None else list(titles)
     if len(titles) != n_heads:
         raise ValueError(f"titles has {len(titles)} entries but weights has {n_heads} heads (shape {array.shape})")
-    if not isinstance(ncols, int) or ncols < 1:
-        raise ValueError(f"ncols must be a positive int, got {ncols!r}")
+    _validate.positive_int("ncols", ncols)
     ncols = min(ncols, n_heads)
     nrows = -(-n_heads // ncols)
     side = min(BOOK_WIDTH / ncols, 2.6)
@@ -583,8 +584,7 @@ def pad(text, width: int, align: str = "left") -> str:
         The padded text.
     """
     text = str(text)
-    if isinstance(width, bool) or not isinstance(width, int) or width < 0:
-        raise ValueError(f"width must be an int >= 0, got {width!r}")
+    _validate.int_in_range("width", width, 0)
     if align not in ("left", "right", "center"):
         raise ValueError(
             f"align must be 'left', 'right' or 'center', got {align!r}"
@@ -615,10 +615,8 @@ def wrap(text: str, width: int = 78, indent: str = "") -> str:
     Returns:
         The lines joined by ``"\\n"``.
     """
-    if not isinstance(text, str):
-        raise TypeError(f"text must be a str, got {type(text).__name__}")
-    if isinstance(width, bool) or not isinstance(width, int) or width <= text_width(indent):
-        raise ValueError(f"width must be an int wider than the indent {indent!r}, got {width!r}")
+    _validate.text("text", text)
+    _validate.int_in_range("width", width, text_width(indent) + 1, why=f" (wider than the indent {indent!r})")
     lines, line = [], ""
     for word in text.split():
         if line and text_width(indent + line + " " + word) > width:
