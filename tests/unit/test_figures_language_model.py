@@ -54,7 +54,7 @@ def test_rope_playground_takes_any_head_width_and_names_a_bad_pair():
     live = figures.rope_playground()
     state = live.state(d_k=64, pair=31, position=900, offset=6)
     assert "pair 31" in state.summary
-    with pytest.raises(ValueError, match="pair must hold ints in 0 … 3"):
+    with pytest.raises(ValueError, match="pair must be in 0 … 3"):
         live.state(d_k=8, pair=7)
     with pytest.raises(ValueError, match="d_k must be even"):
         figures.rope_explorer(d_k=15)

@@ -294,7 +294,7 @@ def test_a_language_model_learns_with_fit():
         (dict(feed_forward="geglu"), ValueError, "feed_forward must be one of"),
         (dict(n_kv_heads=3), ValueError, "n_kv_heads = 3 must divide n_heads = 4"),
         (dict(n_kv_heads=0), ValueError, "n_kv_heads must be at least 1"),
-        (dict(norm_first=1), TypeError, "norm_first must be True or False"),
+        (dict(norm_first=1), TypeError, r"norm_first must be a bool \(True or False\)"),
         (dict(d_model=30, n_heads=6, positional="rope"), ValueError, "d_k must be even"),
         (dict(pad_id=V), ValueError, "pad_id"),
     ],

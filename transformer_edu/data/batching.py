@@ -48,7 +48,7 @@ class Batch:
 
     @property
     def inputs(self) -> tuple[torch.Tensor, torch.Tensor]:
-        """What the model takes, ``model(*batch.inputs)``: ``(src, tgt_in)``."""
+        """The model's arguments, for ``model(*batch.inputs)``; here ``(src, tgt_in)``."""
         return self.src, self.tgt_in
 
     def to(self, device: torch.device | str) -> Batch:

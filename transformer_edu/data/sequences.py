@@ -56,7 +56,7 @@ class SequenceBatch:
 
     @property
     def inputs(self) -> tuple[torch.Tensor]:
-        """What the model takes, ``model(*batch.inputs)``: ``(tokens,)``."""
+        """The model's arguments, for ``model(*batch.inputs)``; here ``(tokens,)``."""
         return (self.tokens,)
 
     def to(self, device: torch.device | str) -> SequenceBatch:

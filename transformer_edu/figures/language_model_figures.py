@@ -6,8 +6,9 @@ import math
 
 import torch
 
+from .. import _validate
 from ..positional import rotary_angles
-from .controls import Buttons, Panel, Slider, State, _int_choices
+from .controls import Buttons, Panel, Slider, State
 from .explorer import Explorer
 from .live import LiveExplorer
 
@@ -76,12 +77,10 @@ def rope_explorer(
         The :class:`Explorer`; controls ``pair``, ``position`` and ``offset``
         (and ``d_k``, fixed here, a control of :func:`rope_playground`).
     """
-    d_k = _int_choices("d_k", [d_k], 2, 256)[0]
-    if d_k % 2:
-        raise ValueError(f"d_k must be even (features turn in pairs), got {d_k}")
-    pairs = _int_choices("pairs", pairs, 0, d_k // 2 - 1)
-    positions = _int_choices("positions", positions, 0, 10_000)
-    offsets = _int_choices("offsets", offsets, 0, 1_000)
+    _check_width(d_k)
+    pairs = _validate.int_choices("pairs", pairs, 0, d_k // 2 - 1)
+    positions = _validate.int_choices("positions", positions, 0, 10_000)
+    offsets = _validate.int_choices("offsets", offsets, 0, 1_000)
     vectors: dict[int, tuple[torch.Tensor, torch.Tensor]] = {}
 
     def query_and_key(width: int) -> tuple[torch.Tensor, torch.Tensor]:
@@ -131,12 +130,10 @@ def rope_explorer(
 
     def draw(pair: int, position: int, offset: int, d_k: int = d_k) -> State:
         # the live mode (Explorer.live) may offer any values: check them
-        _int_choices("d_k", [d_k], 2, 256)
-        if d_k % 2:
-            raise ValueError(f"d_k must be even (features turn in pairs), got {d_k}")
-        _int_choices("pair", [pair], 0, d_k // 2 - 1)
-        _int_choices("position", [position], 0, 10_000)
-        _int_choices("offset", [offset], 0, 1_000)
+        _check_width(d_k)
+        _validate.int_in_range("pair", pair, 0, d_k // 2 - 1)
+        _validate.int_in_range("position", position, 0, 10_000)
+        _validate.int_in_range("offset", offset, 0, 1_000)
         q, k = query_and_key(d_k)
         whole = _scores(q, k, position, range(offset, offset + 1), d_k, pair)[0][0]
         return State(
@@ -161,6 +158,11 @@ def rope_explorer(
         ],
         states=draw,
     )
+
+
+def _check_width(d_k: object) -> None:
+    _validate.int_in_range("d_k", d_k, 2, 256)
+    _validate.even("d_k", d_k, "(features turn in pairs)")
 
 
 def _degrees(offset: int, pair: int, d_k: int) -> float:
@@ -211,7 +213,7 @@ def kv_cache_explorer(
     ``d_k`` (default: the shape of Llama 2 7B and Llama 3 8B), in 16-bit
     floats, one sequence:
 
-    - which key/value head each query head reads (a grid, one colour per group);
+    - which key/value head each query head reads (a grid, a cell filled where one does);
     - the cache's size at the chosen context length for every number of
       key/value heads, from multi-head (H_kv = H) to multi-query (H_kv = 1)
       attention, the chosen one darker.
@@ -224,10 +226,10 @@ def kv_cache_explorer(
     Returns:
         The :class:`Explorer`; controls ``kv_heads`` and ``length``.
     """
-    n_layers = _int_choices("n_layers", [n_layers], 1, 1000)[0]
-    n_heads = _int_choices("n_heads", [n_heads], 1, 64)[0]
-    d_k = _int_choices("d_k", [d_k], 1, 1024)[0]
-    lengths = _int_choices("lengths", lengths, 1, 10_000_000)
+    _validate.int_in_range("n_layers", n_layers, 1, 1000)
+    _validate.int_in_range("n_heads", n_heads, 1, 64)
+    _validate.int_in_range("d_k", d_k, 1, 1024)
+    lengths = _validate.int_choices("lengths", lengths, 1, 10_000_000)
     options = [h for h in range(n_heads, 0, -1) if n_heads % h == 0]
 
     def grid_panel(kv_heads: int) -> Panel:
