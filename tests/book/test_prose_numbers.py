@@ -152,3 +152,11 @@ def test_the_korean_check_names_a_fuzzy_message_and_a_missing_number(fake_book):
     _catalogue(fake_book, "열 번의 실행에서 35–46 %, 여기서는 97 %입니다.", fuzzy=True)
     assert "is fuzzy" in fw.korean_problem("99", "35–46 %")
     assert "no message" in fw.korean_problem("99", "35–47 %")
+
+
+def test_orders_of_magnitude_and_several_groups(fake_book):
+    assert fw.format_number(3.4e-4, "10^") == "10⁻⁴" and fw.format_number(1.2e-7, "10^") == "10⁻⁷"
+    assert fw.format_number(1e-5, "10^") == "10⁻⁵" and fw.format_number(250, "10^") == "10²"
+    assert fw.sweep("k", fmt="10^", sep=" to ").render("99") == "10⁻¹"
+    assert fw.output(r"(\w+) split (\d+)", group=(1, 2), template="{}: {}").render("99") == "same_verb: 97"
+    assert fw.output(r"split (\d+\.\d)", stat="range", fmt=".0f", template="{}–{}").render("99") == "97–97"

@@ -44,6 +44,7 @@ from __future__ import annotations
 import functools
 import importlib
 import json
+import math
 import re
 import statistics
 from collections.abc import Callable, Sequence
@@ -78,9 +79,16 @@ def format_number(value: float, fmt: str = ".0f", scale: float = 1.0) -> str:
     ``fmt`` is a format spec (``".1f"``, ``"+.0f"``, ``","``); a negative number
     gets the minus sign (−), and ``","`` groups thousands with a space
     (``262 144``), as the pages do. A value that rounds to zero is never ``−0``.
+    ``fmt="10^"`` writes the order of magnitude as a power of ten: 3.4e-4 is
+    ``10⁻⁴`` (the largest power of ten not above it).
     """
     if scale != 1:
         value = value * scale
+    if fmt == "10^":  # the power of ten of the number's order of magnitude: 3.4e-4 -> 10⁻⁴
+        if value <= 0:
+            raise ValueError(f"an order of magnitude needs a positive number, got {value!r}")
+        exponent = str(math.floor(math.log10(value) + 1e-12))
+        return "10" + exponent.translate(str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹"))
     text = format(value, fmt)
     if re.fullmatch(r"[+-]?0(\.0*)?", text.lstrip("+-")) and text.startswith("-"):
         text = text[1:]  # -0.0 -> 0.0
@@ -273,45 +281,64 @@ def sweep(
 @dataclass(frozen=True)
 class _Output(Source):
     pattern: str
-    group: int | str
+    group: int | str | tuple
     fmt: str | None
     scale: float
     template: str
+    stat: str | None
 
     def render(self, page: str) -> str:
+        groups = self.group if isinstance(self.group, tuple) else (self.group,)
         found = []
         for index, text in outputs(page):
-            for match in re.finditer(self.pattern, text):
-                value = match.group(self.group)
-                if self.fmt is not None:
-                    value = format_number(float(value), self.fmt, self.scale)
-                found.append((index, value))
+            for match in re.finditer(self.pattern, text, flags=re.MULTILINE):
+                found.append((index, tuple(match.group(g) for g in groups)))
         if not found:
             raise LookupError(f"no stored output of {page} matches {self.pattern!r}")
+        if self.stat is not None:  # a statistic over every match of one group
+            values = [float(v) for _, (v, *_) in found]
+            result = STATS[self.stat](values)
+            parts = result if isinstance(result, tuple) else (result,)
+            return self.template.format(*(format_number(v, self.fmt or "g", self.scale) for v in parts))
         values = {value for _, value in found}
         if len(values) > 1:
             raise LookupError(f"{self.pattern!r} matches outputs of {page} with different values: {found}")
-        return self.template.format(found[0][1])
+        parts = found[0][1]
+        if self.fmt is not None:
+            parts = tuple(format_number(float(v), self.fmt, self.scale) for v in parts)
+        return self.template.format(*parts)
 
     def describe(self) -> str:
         return f"stored output matching {self.pattern!r}"
 
 
 def output(
-    pattern: str, *, group: int | str = 1, fmt: str | None = None, scale: float = 1.0, template: str = "{}"
+    pattern: str,
+    *,
+    group: int | str | tuple = 1,
+    fmt: str | None = None,
+    scale: float = 1.0,
+    template: str = "{}",
+    stat: str | None = None,
 ) -> Source:
     """A number printed in a stored output of the same notebook.
 
     Args:
-        pattern: a regular expression searched in every stored text output;
-            every match must give the same value.
-        group: the group that holds the number (default 1).
-        fmt: reformat the number (:func:`format_number`), e.g. ``".0f"`` for a
+        pattern: a regular expression (``^`` and ``$`` match at lines)
+            searched in every stored text output; every match must give the
+            same value, unless ``stat`` is given.
+        group: the group that holds the number (default 1), or a tuple of
+            groups for a template with several ``{}``.
+        fmt: reformat each number (:func:`format_number`), e.g. ``".0f"`` for a
             printed ``97.0`` written ``97`` in the prose; ``None`` keeps the text.
-        scale: with ``fmt``, multiplies the number first.
+        scale: with ``fmt``, multiplies each number first.
         template: the text around the number, ``"{} % of the split"``.
+        stat: a statistic of :data:`STATS` over every match of ``group``
+            (``"min"``, ``"max"``, ``"range"``: a template with two ``{}``).
     """
-    return _Output(pattern, group, fmt, scale, template)
+    if stat is not None and stat not in STATS:
+        raise ValueError(f"stat {stat!r}: expected one of {sorted(STATS)}")
+    return _Output(pattern, group, fmt, scale, template, stat)
 
 
 @dataclass(frozen=True)
