@@ -43,7 +43,7 @@ from torch import Tensor, nn
 
 from . import _validate
 from .attention import MultiHeadAttention
-from .decoding import _end_at_eos, _inference, sampling_distribution
+from .decoding import _CHECK_EVERY, _end_at_eos, _inference, sampling_distribution
 from .kv_cache import KVCache, SelfAttentionCache
 from .layers import LayerNorm, PositionwiseFeedForward, RMSNorm, SwiGLUFeedForward
 from .masks import causal_mask, target_mask
@@ -421,7 +421,7 @@ def generate(
                 tokens[:, end] = torch.multinomial(probs, 1, generator=generator).squeeze(1)
             else:
                 tokens[:, end] = logits.argmax(dim=-1)
-            ended = eos_id is not None and (step + 1) % 8 == 0  # asked every 8 steps: a read waits for the device
+            ended = eos_id is not None and (step + 1) % _CHECK_EVERY == 0  # a read waits for the device: rarely
             if ended and bool((tokens[:, length : end + 1] == eos_id).any(dim=1).all()):
                 break
         generated = tokens[:, length : end + 1]  # (B, N')

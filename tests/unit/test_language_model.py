@@ -405,3 +405,33 @@ def test_loading_refuses_a_model_built_with_other_choices():
         load_llama_weights(make("llama"), {})
     with pytest.raises(ValueError, match="positional='sinusoidal'"):
         load_gpt2_weights(make(), {})
+
+
+def test_prompt_batches_put_the_same_pairs_in_the_same_batches_as_make_batches():
+    from transformer_edu import data
+
+    pairs = data.toy_translation_splits(0)["train"][:300]
+    vocab = data.prompt_vocab(pairs)
+    src_vocab = data.Vocab.build([k for k, _ in pairs])
+    tgt_vocab = data.Vocab.build([e for _, e in pairs])
+    assert vocab.stoi[data.SEP] == 4
+    ours = list(data.prompt_batches(pairs, vocab, 32, shuffle=True, seed=7, sort_by_length=True))
+    theirs = list(data.make_batches(pairs, src_vocab, tgt_vocab, 32, shuffle=True, seed=7, sort_by_length=True))
+    assert len(ours) == len(theirs)
+    for a, b in zip(ours, theirs):
+        english = [vocab.decode(row) for row in a.tgt_out]  # the answer, up to <eos>
+        assert english == [tgt_vocab.decode(row) for row in b.tgt_out]
+        assert a.n_tokens == b.n_tokens  # the loss counts the same tokens
+        for tokens, target in zip(a.tokens.tolist(), a.tgt_out.tolist()):
+            sep = tokens.index(4)
+            assert set(target[:sep]) == {vocab.pad_id}  # the prompt's positions do not count
+            assert target[sep] != vocab.pad_id  # the position of <sep> predicts the first word
+
+
+def test_prompt_vocab_refuses_the_separator_in_the_text():
+    from transformer_edu import data
+
+    with pytest.raises(ValueError, match="contain the separator"):
+        data.prompt_vocab([("a <sep> b", "c")])
+    with pytest.raises(ValueError, match="has no '<sep>'"):
+        data.prompt_ids("a", data.Vocab(["a"]))
