@@ -155,7 +155,7 @@ def _forbidden_ids(never: list[int], eos_id: int, vocab_size: int, device: torch
 
 
 class _NextToken:
-    """The logits of every row's next token: :meth:`Transformer.decode <transformer_edu.Transformer.decode>`.
+    """The logits of every row's next token: :meth:`Transformer.decode <transformer_edu.model.Transformer.decode>`.
 
     With a cache only the newest token goes through the layers; without,
     the whole prefix does, under the causal mask. Either way the output layer

@@ -4,7 +4,7 @@ A decoder that writes one token at a time would recompute, at every step, the
 keys and values of every earlier target position (they have not changed) and
 of the encoder's memory (it never changes). The cache keeps them. It is
 handed to each attention layer, and all it adds to Chapter 2's
-:meth:`MultiHeadAttention.forward <transformer_edu.MultiHeadAttention.forward>`
+:meth:`MultiHeadAttention.forward <transformer_edu.attention.MultiHeadAttention.forward>`
 is a few lines around the key and value projections::
 
     q = split_heads(w_q(query))
@@ -53,8 +53,6 @@ class SelfAttentionCache:
 
     Attributes:
         length: number of positions t cached.
-        keys, values: the cached part of the buffers, views of shape
-            (B, H, t, d_k); ``None`` before the first step.
     """
 
     holds_memory = False  # every step brings new positions (compare MemoryCache)
@@ -67,10 +65,12 @@ class SelfAttentionCache:
 
     @property
     def keys(self) -> Tensor | None:
+        """The cached keys, a view of shape (B, H, t, d_k); ``None`` before the first step."""
         return None if self._k is None else self._k[:, :, : self.length]  # (B, H, t, d_k)
 
     @property
     def values(self) -> Tensor | None:
+        """The cached values, a view of shape (B, H, t, d_k); ``None`` before the first step."""
         return None if self._v is None else self._v[:, :, : self.length]  # (B, H, t, d_k)
 
     @property
@@ -142,7 +142,8 @@ class MemoryCache:
     later step reads them), and the later steps reuse them.
 
     Attributes:
-        keys, values: shape (B, H, S, d_k); ``None`` before the first step.
+        keys: the memory's keys, shape (B, H, S, d_k); ``None`` before the first step.
+        values: the memory's values, the same shape.
     """
 
     def __init__(self) -> None:
@@ -151,7 +152,7 @@ class MemoryCache:
 
     @property
     def holds_memory(self) -> bool:
-        """Whether the memory's keys and values are stored: the attention then projects none."""
+        """Whether the memory's keys and values are stored, so the attention projects none."""
         return self.keys is not None
 
     @property
@@ -190,7 +191,7 @@ class KVCache:
     For every layer it holds the self-attention keys and values of all the
     target positions decoded so far (each step adds the new ones) and the
     cross-attention keys and values of the encoder's memory (computed at the
-    first step). :meth:`Transformer.decode <transformer_edu.Transformer.decode>`
+    first step). :meth:`Transformer.decode <transformer_edu.model.Transformer.decode>`
     takes it, and hands each layer its own part.
 
     Args:
