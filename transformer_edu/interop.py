@@ -208,7 +208,7 @@ def load_llama_weights(model: LanguageModel, state_dict: Mapping[str, Tensor]) -
     """Load the weights of a Hugging Face ``LlamaForCausalLM`` (or ``LlamaModel``) into a :class:`LanguageModel`.
 
     The model must be built with the checkpoint's sizes and LLaMA's choices
-    (:meth:`LanguageModelConfig.llama`): pre-LN with RMSNorm, RoPE, SwiGLU, no
+    (:meth:`~transformer_edu.language_model.LanguageModelConfig.llama`): pre-LN with RMSNorm, RoPE, SwiGLU, no
     biases, no embedding scale; ``n_kv_heads`` and ``tie_output`` as the
     checkpoint's. The query and key rows are reordered from the "rotate half"
     layout to ours (:func:`rotate_half_to_pairs`). ``transformers`` is not
@@ -260,7 +260,7 @@ def load_gpt2_weights(model: LanguageModel, state_dict: Mapping[str, Tensor]) ->
     """Load the weights of a Hugging Face ``GPT2LMHeadModel`` (or ``GPT2Model``) into a :class:`LanguageModel`.
 
     The model must be built with the checkpoint's sizes and GPT-2's choices
-    (:meth:`LanguageModelConfig.gpt2`): pre-LN with LayerNorm, learned
+    (:meth:`~transformer_edu.language_model.LanguageModelConfig.gpt2`): pre-LN with LayerNorm, learned
     positions (``max_len`` = its ``n_positions``), GELU, biases, tied output,
     no embedding scale. GPT-2 stores its projections as ``Conv1D`` layers,
     whose weights are the transpose of ``nn.Linear``'s, and its three input

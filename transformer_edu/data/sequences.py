@@ -66,7 +66,7 @@ class SequenceBatch:
         return self.tokens.shape[0]
 
     def split(self, parts: int) -> list[SequenceBatch | None]:
-        """Deal the rows out into ``parts`` smaller batches, as :meth:`Batch.split <transformer_edu.data.Batch.split>`."""
+        """Deal the rows out into ``parts`` smaller batches, as :meth:`Batch.split <transformer_edu.data.batching.Batch.split>`."""
         if isinstance(parts, bool) or not isinstance(parts, int) or parts < 1:
             raise ValueError(f"SequenceBatch.split: parts={parts!r}; expected an integer >= 1")
         pieces: list[SequenceBatch | None] = []
@@ -86,7 +86,7 @@ def prompt_vocab(pairs: Sequence[Pair]) -> Vocab:
     """One vocabulary for both sides of ``pairs``, with :data:`SEP` right after the specials (id 4).
 
     The other tokens follow by decreasing frequency over both sides, ties
-    alphabetically, as :meth:`Vocab.build <transformer_edu.data.Vocab.build>`.
+    alphabetically, as :meth:`Vocab.build <transformer_edu.data.vocab.Vocab.build>`.
     """
     if len(pairs) == 0:
         raise ValueError("prompt_vocab: pairs is empty; expected at least one (source, target) pair")
@@ -121,7 +121,7 @@ def prompt_batches(
     Row i holds ``tokens = source <sep> target`` and ``tgt_out = (pads)
     target <eos>``: the positions of the source's tokens, whose next token
     is part of the prompt, get ``<pad>`` and do not count. The order of the
-    batches is that of :func:`~transformer_edu.data.make_batches` with the
+    batches is that of :func:`~transformer_edu.data.batching.make_batches` with the
     same ``shuffle``, ``seed`` and ``sort_by_length`` (sorting by the source
     length, then the target's), so both models of Chapter 10 see the same
     pairs in the same batches.
@@ -130,7 +130,7 @@ def prompt_batches(
         pairs: ``(source, target)`` strings.
         vocab: from :func:`prompt_vocab`.
         batch_size: pairs per batch; the last batch may be smaller.
-        shuffle, seed, sort_by_length, device: as in :func:`~transformer_edu.data.make_batches`.
+        shuffle, seed, sort_by_length, device: as in :func:`~transformer_edu.data.batching.make_batches`.
 
     Returns:
         An iterator of :class:`SequenceBatch`; the pairs are encoded when it is created.

@@ -195,7 +195,7 @@ def cache_bytes(n_layers: int, n_kv_heads: int, d_k: int, tokens: int, bytes_per
 
     2 · n_layers · n_kv_heads · d_k · tokens numbers; ``bytes_per_number`` 2
     for 16-bit floats, 4 for float32. Chapter 10 checks it against
-    :attr:`KVCache.nbytes <transformer_edu.KVCache.nbytes>` on a real cache.
+    :attr:`KVCache.nbytes <transformer_edu.kv_cache.KVCache.nbytes>` on a real cache.
     """
     return 2 * n_layers * n_kv_heads * d_k * tokens * bytes_per_number
 
