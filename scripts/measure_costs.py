@@ -11,6 +11,9 @@ Usage (from the repository root)::
     python scripts/measure_costs.py --live-translator  # time Chapter 8's live translator in Chromium
     python scripts/measure_costs.py --device cuda --only chapters
                                                     # re-time the chapters, keep the benchmarks
+    python scripts/measure_costs.py --device cpu --chapter notebooks/10_language_models.ipynb
+                                                    # re-time one chapter, keep the rest (noted
+                                                    # on the page with its date and load)
 
 Every run of a device replaces the earlier results of that device in
 ``book/_data/costs.json`` and keeps the others, so CPU and GPU numbers may come
@@ -445,6 +448,34 @@ def remeasure_benchmark(parser: argparse.ArgumentParser, data: dict, script: str
     return 0 if record["status"] == "ok" else 1
 
 
+def remeasure_chapter(parser: argparse.ArgumentParser, data: dict, notebook: str, device: str) -> int:
+    """Time one chapter on ``device`` and put its record in place of the old one in that device's run.
+
+    The record notes its date and the machine's load average: the other
+    chapters of the run were timed another day, under another load.
+    """
+    path = (REPO_ROOT / notebook).resolve()
+    if path not in [p.resolve() for p in chapter_notebooks()]:
+        parser.error(f"--chapter {notebook}: not a chapter notebook of _toc.yml")
+    if device not in ("cpu", "cuda"):
+        parser.error(f"--chapter needs --device cpu or --device cuda, got {device}")
+    runs = [run for run in data.get("runs", []) if run["device"] == device]
+    if not runs:
+        parser.error(f"--chapter: no earlier {device} run in the JSON; measure everything first")
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
+    record = time_notebook(path, device)
+    when = f"timed alone on {dt.date.today().isoformat()}"
+    record["note"] = when + (f", load average {load:.1f} at the start" if load is not None else "")
+    chapters = runs[0]["chapters"]
+    order = [p.relative_to(REPO_ROOT).as_posix() for p in chapter_notebooks()]
+    chapters[:] = [c for c in chapters if c["notebook"] != record["notebook"]] + [record]
+    chapters.sort(key=lambda c: order.index(c["notebook"]) if c["notebook"] in order else len(order))
+    write_page(data)
+    print(f"[{device}] {record['notebook']}: {record['status']} in {record['seconds']:.1f} s ({record['note']})")
+    print(f"wrote {COSTS_JSON.relative_to(REPO_ROOT)} and {COSTS_MD.relative_to(REPO_ROOT)}")
+    return 0 if record["status"] == "ok" else 1
+
+
 def measure_live_translator() -> dict:
     """Run the live translator's browser tests and return what they measured, with the machine."""
     import gzip
@@ -484,6 +515,12 @@ def main(argv: list[str] | None = None) -> int:
         "and replace its record in that device's earlier run",
     )
     parser.add_argument(
+        "--chapter",
+        metavar="NOTEBOOK",
+        help="re-time only this chapter (e.g. notebooks/10_language_models.ipynb) on --device (cpu or cuda) "
+        "and replace its record in that device's earlier run",
+    )
+    parser.add_argument(
         "--live-translator",
         action="store_true",
         help="only measure Chapter 8's live translator in Chromium (its browser tests)",
@@ -502,6 +539,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.benchmark:
         return remeasure_benchmark(parser, data, args.benchmark, args.device)
+    if args.chapter:
+        return remeasure_chapter(parser, data, args.chapter, args.device)
     if args.live_translator:
         data["live_translator"] = measure_live_translator()
         write_page(data)

@@ -5,11 +5,12 @@ Usage (from anywhere)::
     python scripts/seed_sweep.py                       # the whole sweep, then the stored run
     python scripts/seed_sweep.py --chapters 08 --seeds 0 1 --kernels default --no-store
 
-Several lessons of Chapters 7, 8 and 9 rest on short training runs (a
+Several lessons of Chapters 7, 8, 9 and 10 rest on short training runs (a
 2-epoch model, 60 updates of a warm-up trial, 20 updates in one process and
-in two). Another seed, or another CPU's rounding, moves such a run, so a
-chapter asserts only what held for every run of this sweep, and prints its own
-run next to the spread over all of them.
+in two, 200 updates of a small language model). Another seed, or another
+CPU's rounding, moves such a run, so a chapter asserts only what held for
+every run of this sweep, and prints its own run next to the spread over all
+of them.
 
 The sweep executes the chapter notebooks themselves, one code cell after the
 other on a fresh kernel (as ``scripts/execute_notebooks.py`` does: CPU only,
@@ -73,7 +74,7 @@ from transformer_edu.seeds import RECORD_VARIABLE  # noqa: E402
 DATA = REPO_ROOT / "book" / "_data"
 OUT = {"default": DATA / "seed_sweep.json", "avx2": DATA / "seed_sweep_avx2.json"}
 PACKAGE_SUMMARY = REPO_ROOT / "transformer_edu" / "assets" / "seed_sweep.json"
-CHAPTERS = ("07", "08", "09")
+CHAPTERS = ("07", "08", "09", "10")
 SEEDS = (0, 1, 2, 3, 4)
 #: The environment of each set of CPU kernels (variables PyTorch, MKL and oneDNN read).
 KERNELS = {
@@ -408,7 +409,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seeds", type=int, nargs="+", default=list(SEEDS), help="seeds (default 0-4)")
-    parser.add_argument("--chapters", nargs="+", default=list(CHAPTERS), help="chapter numbers (default 07 08 09)")
+    parser.add_argument("--chapters", nargs="+", default=list(CHAPTERS), help="chapter numbers (default 07 08 09 10)")
     parser.add_argument("--kernels", nargs="+", choices=list(KERNELS), default=list(KERNELS),
                         help="sets of CPU kernels (default both)")  # fmt: skip
     parser.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1), help="notebooks at once")

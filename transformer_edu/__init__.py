@@ -8,22 +8,25 @@ Module                 What it holds                                            
 =====================  ==========================================================  =======
 ``masks``              padding, causal and target masks (``True`` = may attend)    1
 ``attention``          scaled dot-product attention, multi-head attention          1, 2
-``positional``         the sinusoidal positional encoding                          3
-``layers``             layer normalisation, the position-wise feed-forward net     4
+``positional``         the sinusoidal positional encoding; rotary embeddings       3, 10
+``layers``             layer normalisation, the position-wise feed-forward net;    4, 10
+                       RMSNorm and the SwiGLU block
 ``encoder``            the encoder layer and stack                                 5
 ``decoder``            the decoder layer and stack                                 6
 ``model``              the whole Transformer and its configuration                 6
-``interop``            copying weights from PyTorch's own modules                  4-6
-``data``               toy tasks, the Korean grammar, vocabulary, batches;         7, 9
-                       your own corpus, the learned subword vocabulary
+``interop``            copying weights from PyTorch's modules and Hugging Face's   4-6, 10
+``data``               toy tasks, the Korean grammar, vocabulary, batches;         7, 9, 10
+                       your own corpus, the learned subword vocabulary;
+                       prompts and windows of text for the decoder-only model
 ``training``           the loss, the schedule, ``fit``, checkpoints, the book's    7, 9
                        recipes (``train_task``), several processes, 16 bits
 ``metrics``            exact match and BLEU                                        7
-``seeds``              recording a run, checking a claim, the spread over seeds   7-9
+``seeds``              recording a run, checking a claim, the spread over seeds   7-10
 ``kv_cache``           the key/value cache of step-by-step decoding                8
 ``decoding``           greedy decoding, beam search, sampling                      8
 ``translation``        the Translator, the shipped model, its ONNX export          8
 ``profiling``          where a decoding step's time goes                           8
+``language_model``     the decoder-only model, its configuration, generation       10
 ``checks``             checks of your own implementations, with a diagnosis        1-4
 ``figures``            the book's plots, explorers and live playgrounds            all
 =====================  ==========================================================  =======
@@ -46,10 +49,11 @@ from .decoding import beam_search, greedy_decode, sample
 from .encoder import Encoder, EncoderLayer
 from .interop import copy_weights_from_torch
 from .kv_cache import KVCache
-from .layers import LayerNorm, PositionwiseFeedForward
+from .language_model import LanguageModel, LanguageModelConfig, generate
+from .layers import LayerNorm, PositionwiseFeedForward, RMSNorm, SwiGLUFeedForward
 from .masks import causal_mask, padding_mask, target_mask
 from .model import Transformer, TransformerConfig, count_parameters
-from .positional import SinusoidalPositionalEncoding, sinusoidal_table
+from .positional import RotaryPositionalEncoding, SinusoidalPositionalEncoding, rotary_angles, sinusoidal_table
 from .training import LabelSmoothingLoss, fit, make_optimizer, warmup_schedule
 from .training.checkpoint import load_checkpoint, load_model, save_checkpoint
 from .translation.translator import OutsideGrammarWarning, Translator
@@ -77,8 +81,12 @@ __all__ = [
     "target_mask",
     "sinusoidal_table",
     "SinusoidalPositionalEncoding",
+    "rotary_angles",
+    "RotaryPositionalEncoding",
     "LayerNorm",
+    "RMSNorm",
     "PositionwiseFeedForward",
+    "SwiGLUFeedForward",
     "EncoderLayer",
     "Encoder",
     "DecoderLayer",
@@ -104,4 +112,7 @@ __all__ = [
     "sample",
     "OutsideGrammarWarning",
     "Translator",
+    "LanguageModelConfig",
+    "LanguageModel",
+    "generate",
 ]

@@ -164,6 +164,26 @@ def heads_divide(d_model: int, n_heads: int) -> None:
         )
 
 
+def kv_heads_divide(n_heads: int, n_kv_heads: int) -> None:
+    """Raise unless ``n_kv_heads`` divides ``n_heads`` (both already checked to be positive ints)."""
+    if n_heads % n_kv_heads:
+        raise ValueError(
+            f"n_kv_heads = {n_kv_heads} must divide n_heads = {n_heads} "
+            "(each key/value head serves an equal group of query heads)"
+        )
+
+
+def rotary_fits(rotary: object, d_k: int) -> None:
+    """Raise unless ``rotary`` is a rotary encoding over a head's width ``d_k``."""
+    if not (isinstance(rotary, nn.Module) and hasattr(rotary, "d_k") and hasattr(rotary, "max_len")):
+        raise TypeError(f"rotary must be a RotaryPositionalEncoding or None, got {type(rotary).__name__}")
+    if rotary.d_k != d_k:
+        raise ValueError(
+            f"rotary rotates vectors of width d_k = {rotary.d_k}, but the heads have d_k = {d_k} "
+            "(d_model / n_heads); create it with RotaryPositionalEncoding(d_model // n_heads)"
+        )
+
+
 def number_in_range(
     name: str, value: object, low: float, high: float | None = None, *, open_low: bool = False,
     open_high: bool = False, where: str = "",
@@ -210,6 +230,16 @@ def boolean(name: str, value: object, *, where: str = "") -> bool:
     if not isinstance(value, bool):
         prefix = f"{where}: " if where else ""
         raise TypeError(f"{prefix}{name} must be a bool (True or False), got {type(value).__name__} ({value!r})")
+    return value
+
+
+def choice(name: str, value: object, options: tuple[str, ...], *, where: str = "") -> str:
+    """Return ``value`` if it is one of the strings ``options``, else raise."""
+    prefix = f"{where}: " if where else ""
+    if not isinstance(value, str):
+        raise TypeError(f"{prefix}{name} must be one of {list(options)}, got {type(value).__name__} ({value!r})")
+    if value not in options:
+        raise ValueError(f"{prefix}{name} must be one of {list(options)}, got {value!r}")
     return value
 
 
@@ -407,6 +437,16 @@ def positional_inputs(encoding: nn.Module, x: object, offset: object = 0) -> Non
     positions(offset, x.shape[1], encoding.max_len)
 
 
+def rotary_inputs(encoding: nn.Module, x: object, offset: object = 0) -> None:
+    """The checks of :class:`~transformer_edu.RotaryPositionalEncoding`: (..., L, d_k) vectors at positions it covers."""
+    float_tensor("x", x)
+    if x.dim() < 2:
+        raise ValueError(f"x must have at least 2 dimensions (..., L, d_k), got shape {tuple(x.shape)}")
+    width("x", x, encoding.d_k, "d_k")
+    int_in_range("offset", offset, 0)
+    positions(offset, x.shape[-2], encoding.max_len)
+
+
 def heads_inputs(query: object, key: object, value: object, mask: object = None, dropout_p: object = 0.0) -> None:
     """The checks of :func:`~transformer_edu.scaled_dot_product_attention`: (..., L, d) tensors that fit."""
     for name, t in (("query", query), ("key", key), ("value", value)):
@@ -449,6 +489,17 @@ def attention_inputs(
     if key.shape[1] != value.shape[1]:
         raise ValueError(f"key and value must have the same length, got {key.shape[1]} and {value.shape[1]}")
     keys = key.shape[1]
+    rotary = getattr(attention, "rotary", None)
+    if rotary is not None:  # queries and keys are rotated by the same positions: self-attention only
+        if key.shape[1] != query.shape[1]:
+            raise ValueError(
+                f"an attention with rotary positions is a self-attention: query and key must have the same "
+                f"length (the same positions), got {query.shape[1]} and {key.shape[1]}"
+            )
+        if cache is not None and not hasattr(cache, "length"):
+            raise TypeError("an attention with rotary positions takes a SelfAttentionCache, not a memory's cache")
+        start = 0 if cache is None else cache.length
+        positions(start, key.shape[1], rotary.max_len)
     if cache is not None:
         if not all(hasattr(cache, a) for a in ("update", "holds_memory", "batch_size")):
             raise TypeError(
@@ -615,6 +666,89 @@ def model_decode_inputs(model: nn.Module, tgt: object, memory: object, src_mask:
 
 
 # --------------------------------------------------------------------------
+# The checks of the decoder-only model's doors (Chapter 10)
+# --------------------------------------------------------------------------
+
+
+def lm_layer_inputs(layer: nn.Module, x: object, mask: object = None, cache: object = None) -> None:
+    """The checks of :class:`~transformer_edu.LanguageModelLayer`; ``cache`` is a KVCache layer's ``self_attn``."""
+    attention = layer.self_attn
+    sequence("x", x, attention.d_model)
+    cached = 0
+    if cache is not None:
+        if not all(hasattr(cache, a) for a in ("update", "length", "capacity")):
+            raise TypeError(
+                "cache must be one layer's self-attention cache (e.g. model.new_cache().layers[0].self_attn), "
+                f"got {type(cache).__name__}"
+            )
+        _cache_rows(cache.batch_size, x.shape[0], "x")
+        _cache_room(cache.length, cache.capacity, x.shape[1])
+        cached = cache.length
+    if attention.rotary is not None:
+        positions(cached, x.shape[1], attention.rotary.max_len)
+    attention_mask("mask", mask, x.shape[0], attention.n_heads, x.shape[1], cached + x.shape[1])
+
+
+def lm_forward_inputs(model: nn.Module, tokens: object, mask: object = None, cache: object = None, *,
+                      last_only: object = False) -> None:
+    """The checks of :meth:`LanguageModel.forward <transformer_edu.LanguageModel.forward>`."""
+    c = model.config
+    token_ids("tokens", tokens, c.vocab_size, c.max_len)
+    boolean("last_only", last_only)
+    batch, steps = tokens.shape
+    cached = 0 if cache is None else kv_cache(cache, c.n_layers, batch, steps, "tokens")
+    positions(cached, steps, c.max_len)
+    attention_mask("mask", mask, batch, c.n_heads, steps, cached + steps)
+
+
+def generate_inputs(
+    model: object, prompt: object, *, max_new_tokens: object, eos_id: object = None, do_sample: object = False,
+    temperature: object = 1.0, top_k: object = None, top_p: object = None, generator: object = None,
+    never: object = (), use_cache: object = True,
+) -> None:
+    """The checks of :func:`~transformer_edu.language_model.generate`."""
+    if not (isinstance(model, nn.Module) and hasattr(model, "config") and hasattr(model, "new_cache")
+            and hasattr(model.config, "vocab_size")):
+        raise TypeError(f"model must be a LanguageModel, got {type(model).__name__}")
+    c = model.config
+    tensor("prompt", prompt)
+    if prompt.dim() != 2:
+        raise ValueError(
+            f"prompt must be 2-D (B, P) token ids, got shape {tuple(prompt.shape)}; "
+            "for one prompt use prompt.unsqueeze(0)"
+        )
+    if prompt.shape[0] == 0:
+        raise ValueError(f"prompt holds no sequences (shape {tuple(prompt.shape)}); pass at least one")
+    token_ids("prompt", prompt, c.vocab_size, c.max_len)
+    if bool((prompt == c.pad_id).any()):
+        raise ValueError(
+            f"prompt holds the padding id {c.pad_id}: every prompt of a batch must have the same length, "
+            "without padding; complete() takes prompts of different lengths"
+        )
+    device = next(model.parameters()).device
+    if prompt.device != device:
+        raise ValueError(
+            f"prompt is on {prompt.device} but the model is on {device}; move it with prompt.to({str(device)!r})"
+        )
+    positive_int("max_new_tokens", max_new_tokens)
+    not_above("prompt length + max_new_tokens", prompt.shape[1] + max_new_tokens, c.max_len,
+              "the model's max_len", " positions")
+    if eos_id is not None:
+        token_id("eos_id", eos_id, c.vocab_size, "vocabulary")
+    if isinstance(never, (str, bytes)) or not hasattr(never, "__iter__"):
+        raise TypeError(f"never must be a sequence of token ids, got {type(never).__name__}")
+    for i in never:
+        token_id("never", i, c.vocab_size, "vocabulary")
+    if eos_id is not None and (eos_id == c.pad_id or eos_id in never):
+        raise ValueError(f"eos_id = {eos_id} is never generated (it is pad_id or in never)")
+    boolean("do_sample", do_sample)
+    boolean("use_cache", use_cache)
+    sampling_settings(temperature, top_k, top_p)
+    if generator is not None:
+        instance("generator", generator, torch.Generator, "a torch.Generator")
+
+
+# --------------------------------------------------------------------------
 # The checks of the decoding loops (Chapter 8)
 # --------------------------------------------------------------------------
 
@@ -623,7 +757,7 @@ def decoding_inputs(
     model: object, src: object, *, max_len: object, bos_id: object, eos_id: object, pad_id: object = None,
     unk_id: object = None, src_mask: object = None, min_len: object = 0, use_cache: object = True,
     beam_size: object = 1, length_penalty: object = 0.0, temperature: object = 1.0, top_k: object = None,
-    generator: object = None,
+    top_p: object = None, generator: object = None,
 ) -> None:
     """The checks of the decoding functions (:func:`~transformer_edu.greedy_decode`, …)."""
     if not (isinstance(model, nn.Module) and hasattr(model, "config") and hasattr(model, "decode")):
@@ -656,11 +790,25 @@ def decoding_inputs(
     boolean("use_cache", use_cache)
     positive_int("beam_size", beam_size)
     number_in_range("length_penalty", length_penalty, 0)
+    sampling_settings(temperature, top_k, top_p)
+    if generator is not None:
+        instance("generator", generator, torch.Generator, "a torch.Generator")
+
+
+def sampling_settings(temperature: object, top_k: object, top_p: object) -> None:
+    """The temperature (> 0), ``top_k`` (an int ≥ 1 or ``None``) and ``top_p`` (in (0, 1] or ``None``) of sampling."""
     positive_number("temperature", temperature)
     if top_k is not None:
         positive_int("top_k", top_k)
-    if generator is not None:
-        instance("generator", generator, torch.Generator, "a torch.Generator")
+    if top_p is not None:
+        number_in_range("top_p", top_p, 0.0, 1.0, open_low=True)
+
+
+def sampling_inputs(logits: object, *, temperature: object = 1.0, top_k: object = None,
+                    top_p: object = None) -> None:
+    """The checks of :func:`~transformer_edu.decoding.sampling_distribution`: (B, V) logits and the settings."""
+    float_tensor("logits", logits, 2)
+    sampling_settings(temperature, top_k, top_p)
 
 
 def trace_inputs(model: object, src: object, **arguments: object) -> None:

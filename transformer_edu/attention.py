@@ -18,6 +18,7 @@ from . import _validate
 
 if TYPE_CHECKING:
     from .kv_cache import MemoryCache, SelfAttentionCache
+    from .positional import RotaryPositionalEncoding
 
 __all__ = ["scaled_dot_product_attention", "MultiHeadAttention", "record_attention"]
 
@@ -99,6 +100,18 @@ class MultiHeadAttention(nn.Module):
             model computes and keeps such runs' weights comparable. It is
             there so that the weights of ``nn.MultiheadAttention``, which has
             it, load unchanged (Chapter 2).
+        n_kv_heads: number of key/value heads H_kv (keyword only); must
+            divide ``n_heads``. ``None`` (the paper): one per query head.
+            Fewer is grouped-query attention (Ainslie et al., 2023): each
+            key/value head serves a group of H / H_kv query heads, and the
+            key/value cache holds H_kv heads instead of H; 1 is multi-query
+            attention (Shazeer, 2019). See Chapter 10.
+        rotary: a :class:`~transformer_edu.RotaryPositionalEncoding` over
+            d_k (keyword only): the queries and keys are rotated by their
+            positions (RoPE, Chapter 10), before the keys enter a cache. For
+            self-attention only: the keys are taken to sit at the queries'
+            positions. ``None``: no rotation (the paper, whose positions are
+            added to the embeddings).
 
     Shape:
         - query: (B, Lq, D)
@@ -109,24 +122,40 @@ class MultiHeadAttention(nn.Module):
         - output: (B, Lq, D)
         - weights: (B, H, Lq, Lk)
 
-    See Chapter 2, and Chapter 8 for the cache.
+    See Chapter 2, Chapter 8 for the cache, and Chapter 10 for grouped
+    key/value heads and rotary positions.
     """
 
-    def __init__(self, d_model: int, n_heads: int, dropout: float = 0.0, bias: bool = True) -> None:
+    def __init__(
+        self,
+        d_model: int,
+        n_heads: int,
+        dropout: float = 0.0,
+        bias: bool = True,
+        *,
+        n_kv_heads: int | None = None,
+        rotary: RotaryPositionalEncoding | None = None,
+    ) -> None:
         super().__init__()
         _validate.positive_int("d_model", d_model)
         _validate.positive_int("n_heads", n_heads)
         _validate.heads_divide(d_model, n_heads)
+        n_kv_heads = n_heads if n_kv_heads is None else _validate.positive_int("n_kv_heads", n_kv_heads)
+        _validate.kv_heads_divide(n_heads, n_kv_heads)
         self.d_model = d_model
         self.n_heads = n_heads
+        self.n_kv_heads = n_kv_heads
         self.d_k = d_model // n_heads
+        if rotary is not None:
+            _validate.rotary_fits(rotary, self.d_k)
         self.w_q = nn.Linear(d_model, d_model, bias=bias)
-        self.w_k = nn.Linear(d_model, d_model, bias=bias)
-        self.w_v = nn.Linear(d_model, d_model, bias=bias)
+        self.w_k = nn.Linear(d_model, n_kv_heads * self.d_k, bias=bias)  # (D, D) unless heads share keys
+        self.w_v = nn.Linear(d_model, n_kv_heads * self.d_k, bias=bias)
         self.w_o = nn.Linear(d_model, d_model, bias=bias)
         if bias:  # softmax ignores the shift q · b_K: the key bias changes nothing, so it is not trained
             nn.init.zeros_(self.w_k.bias)
             self.w_k.bias.requires_grad_(False)
+        self.rotary = rotary
         self.dropout = nn.Dropout(_validate.probability("dropout", dropout))
         self._recorder: tuple[dict[str, Tensor], str] | None = None  # see record_attention
 
@@ -170,10 +199,15 @@ class MultiHeadAttention(nn.Module):
         if cache is not None and cache.holds_memory:  # cross-attention after the first step (Chapter 8):
             k, v = cache.keys, cache.values  # the memory's keys and values, kept
         else:
-            k = self.split_heads(self.w_k(key))  # (B, H, Lk, d_k)
-            v = self.split_heads(self.w_v(value))  # (B, H, Lk, d_k)
+            k = self.split_heads(self.w_k(key), self.n_kv_heads)  # (B, H_kv, Lk, d_k)
+            v = self.split_heads(self.w_v(value), self.n_kv_heads)  # (B, H_kv, Lk, d_k)
+            if self.rotary is not None:  # self-attention with RoPE (Chapter 10): the new positions come
+                offset = 0 if cache is None else cache.length  # after the cached ones
+                q, k = self.rotary(q, offset), self.rotary(k, offset)  # rotated before the cache keeps k
             if cache is not None:  # keep them for the next steps; self-attention gets the cached
-                k, v = cache.update(k, v)  # positions, then the new ones: (B, H, t + Lk, d_k)
+                k, v = cache.update(k, v)  # positions, then the new ones: (B, H_kv, t + Lk, d_k)
+        if self.n_kv_heads < self.n_heads:  # grouped-query attention (Chapter 10): each key/value head
+            k, v = self.share_kv_heads(k), self.share_kv_heads(v)  # serves its group: (B, H, Lk, d_k)
         p = self.dropout.p if self.training else 0.0
         if need_weights or self._recorder is not None:
             out, weights = scaled_dot_product_attention(q, k, v, mask, p)  # (B, H, Lq, d_k), (B, H, Lq, Lk)
@@ -184,11 +218,24 @@ class MultiHeadAttention(nn.Module):
             out, weights = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=p), None
         return self.w_o(self.merge_heads(out)), (weights if need_weights else None)
 
-    def split_heads(self, x: Tensor) -> Tensor:
-        """(B, L, D) → (B, H, L, d_k)."""
+    def split_heads(self, x: Tensor, heads: int | None = None) -> Tensor:
+        """(B, L, heads · d_k) → (B, heads, L, d_k); ``heads`` defaults to H."""
         batch, length, _ = x.shape
-        x = x.view(batch, length, self.n_heads, self.d_k)  # (B, L, H, d_k)
-        return x.transpose(1, 2)  # (B, H, L, d_k)
+        x = x.view(batch, length, heads or self.n_heads, self.d_k)  # (B, L, heads, d_k)
+        return x.transpose(1, 2)  # (B, heads, L, d_k)
+
+    def share_kv_heads(self, x: Tensor) -> Tensor:
+        """(B, H_kv, L, d_k) → (B, H, L, d_k): key/value head j serves query heads j·G … (j + 1)·G − 1.
+
+        G = H / H_kv is the size of a group.
+
+        The heads are repeated as a view (``expand``), then made one tensor
+        for the attention; the cache keeps only the H_kv heads.
+        """
+        batch, kv_heads, length, d_k = x.shape
+        group = self.n_heads // kv_heads
+        x = x[:, :, None].expand(batch, kv_heads, group, length, d_k)  # (B, H_kv, G, L, d_k), no copy
+        return x.reshape(batch, self.n_heads, length, d_k)  # (B, H, L, d_k)
 
     def merge_heads(self, x: Tensor) -> Tensor:
         """(B, H, L, d_k) → (B, L, D), the concatenation of the heads."""

@@ -4,7 +4,8 @@ The decoder predicts one token at a time. Greedy decoding keeps the most
 likely token at each step; beam search keeps the K most likely prefixes
 (the *beams*) and returns the best finished hypothesis under the GNMT length
 penalty (Wu et al., 2016), which the paper uses with K = 4 and α = 0.6;
-sampling draws each token at random, for contrast.
+sampling draws each token at random, for contrast (with a temperature, top-k
+and, from Chapter 10, top-p).
 
 None of them ever generates ``bos_id``, ``pad_id`` or (when given) ``unk_id``:
 they are not words, yet a model trained with label smoothing gives them a
@@ -55,6 +56,7 @@ __all__ = [
     "gnmt_length_penalty",
     "greedy_decode",
     "sample",
+    "sampling_distribution",
 ]
 
 
@@ -229,13 +231,22 @@ def _generate(model, src, pick, *, max_len, bos_id, eos_id, pad_id, unk_id, src_
             # A sentence that has ended goes on being decoded (its later tokens become padding below)
             if (step + 1) % _CHECK_EVERY == 0 and bool((tokens[:, 1 : step + 2] == eos_id).any(dim=1).all()):
                 break
-        generated = tokens[:, 1 : step + 2]  # (B, L'), BOS dropped
-        is_eos = (generated == eos_id).long()  # (B, L')
-        generated = generated.masked_fill(is_eos.cumsum(dim=1) - is_eos > 0, pad_id)  # after the first EOS: pad
-        if bool(is_eos.any(dim=1).all()):  # end where the last sentence ended
-            first_eos = is_eos.argmax(dim=1)  # (B,) each row's first EOS
-            generated = generated[:, : int(first_eos.max()) + 1]  # (B, L)
+        generated = _end_at_eos(tokens[:, 1 : step + 2], eos_id, pad_id)  # (B, L), BOS dropped
     return generated.clone()  # an ordinary tensor, made outside inference mode
+
+
+def _end_at_eos(generated: Tensor, eos_id: int, pad_id: int) -> Tensor:
+    """Padding after each row's first EOS; cut after the last row's EOS when every row has one.
+
+    Shape:
+        - generated: (B, L'); output: (B, L), L ≤ L'
+    """
+    is_eos = (generated == eos_id).long()  # (B, L')
+    generated = generated.masked_fill(is_eos.cumsum(dim=1) - is_eos > 0, pad_id)  # after the first EOS: pad
+    if bool(is_eos.any(dim=1).all()):  # end where the last sentence ended
+        first_eos = is_eos.argmax(dim=1)  # (B,) each row's first EOS
+        generated = generated[:, : int(first_eos.max()) + 1]  # (B, L)
+    return generated
 
 
 @_validate.door(_validate.decoding_inputs)
@@ -276,17 +287,62 @@ def greedy_decode(
                      use_cache=use_cache)
 
 
+@_validate.door(_validate.sampling_inputs)
+def sampling_distribution(
+    logits: Tensor, *, temperature: float = 1.0, top_k: int | None = None, top_p: float | None = None
+) -> Tensor:
+    """The distribution sampling draws the next token from.
+
+    softmax(logits / ``temperature``), then cut down: to the ``top_k`` most
+    likely tokens (Fan et al., 2018), then to the nucleus, the smallest set
+    of most likely tokens whose probabilities add up to at least ``top_p``
+    (Holtzman et al., 2020), and renormalised. A token is kept when the
+    tokens more likely than it hold less than ``top_p``, so the most likely
+    token always is. Tokens tied with the k-th are kept too.
+
+    Args:
+        logits: scores of the next token; −∞ for tokens never to draw.
+        temperature: > 0; below 1 sharpens the distribution, above 1 flattens it.
+        top_k: keep only the k most likely tokens; ``None`` = all.
+        top_p: keep only the nucleus of mass ``top_p`` in (0, 1]; ``None`` = all.
+
+    Returns:
+        Probabilities, each row summing to 1, zero outside the kept tokens.
+
+    Shape:
+        - logits: (B, V)
+        - output: (B, V)
+
+    See Chapters 8 and 10.
+    """
+    logits = logits / temperature  # (B, V)
+    if top_k is not None and top_k < logits.shape[-1]:
+        kth = logits.topk(top_k, dim=-1).values[:, -1:]  # (B, 1)
+        logits = logits.masked_fill(logits < kth, float("-inf"))
+    probs = logits.softmax(dim=-1)  # (B, V)
+    if top_p is not None and top_p < 1.0:
+        ranked, order = probs.sort(dim=-1, descending=True)  # (B, V) each
+        before = ranked.cumsum(dim=-1) - ranked  # mass of the tokens more likely than each
+        dropped = before >= top_p  # (B, V), in ranked order
+        outside = torch.zeros_like(dropped).scatter(-1, order, dropped)  # (B, V), back in vocabulary order
+        probs = probs.masked_fill(outside, 0.0)
+        probs = probs / probs.sum(dim=-1, keepdim=True)
+    return probs
+
+
 @_validate.door(_validate.decoding_inputs)
 def sample(
     model: Transformer, src: Tensor, *, max_len: int, bos_id: int, eos_id: int, temperature: float = 1.0,
-    top_k: int | None = None, generator: torch.Generator | None = None, pad_id: int | None = None,
-    unk_id: int | None = None, src_mask: Tensor | None = None, min_len: int = 0, use_cache: bool = True,
+    top_k: int | None = None, top_p: float | None = None, generator: torch.Generator | None = None,
+    pad_id: int | None = None, unk_id: int | None = None, src_mask: Tensor | None = None, min_len: int = 0,
+    use_cache: bool = True,
 ) -> Tensor:
-    """Translate a batch by drawing each token from softmax(logits / temperature).
+    """Translate a batch by drawing each token from :func:`sampling_distribution`.
 
     Args:
         temperature: > 0; below 1 sharpens the distribution, above 1 flattens it.
         top_k: draw only among the ``top_k`` most likely tokens; ``None`` = all.
+        top_p: draw only from the nucleus of mass ``top_p`` (Chapter 10); ``None`` = all.
         generator: a ``torch.Generator`` for reproducible draws.
         The others: as in :func:`greedy_decode`.
 
@@ -296,11 +352,7 @@ def sample(
     See Chapter 8.
     """
     def pick(logits: Tensor) -> Tensor:
-        logits = logits / temperature  # (B, V)
-        if top_k is not None and top_k < logits.shape[-1]:
-            kth = logits.topk(top_k, dim=-1).values[:, -1:]  # (B, 1)
-            logits = logits.masked_fill(logits < kth, float("-inf"))
-        probs = logits.softmax(dim=-1)  # (B, V)
+        probs = sampling_distribution(logits, temperature=temperature, top_k=top_k, top_p=top_p)  # (B, V)
         return torch.multinomial(probs, 1, generator=generator).squeeze(1)  # (B,)
 
     return _generate(model, src, pick, max_len=max_len, bos_id=bos_id, eos_id=eos_id, pad_id=pad_id,

@@ -21,7 +21,8 @@ holds the :class:`SelfAttentionCache` of its self-attention and the
 :class:`MemoryCache` of its cross-attention.
 
 Shape legend: B rows (sentences, or beams), H heads, t positions cached, T new
-positions, S memory length, d_k = D / H.
+positions, S memory length, d_k = D / H. With grouped-query attention
+(Chapter 10) the caches hold the H_kv key/value heads, not the H query heads.
 """
 
 from __future__ import annotations
@@ -76,6 +77,11 @@ class SelfAttentionCache:
     def batch_size(self) -> int | None:
         """Rows B of the cached tensors, or ``None`` before the first step."""
         return None if self._k is None else self._k.shape[0]
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the cached keys and values (the t positions held, not the buffers' spare room)."""
+        return 0 if self._k is None else 2 * self.keys.numel() * self._k.element_size()
 
     def update(self, k: Tensor, v: Tensor) -> tuple[Tensor, Tensor]:
         """Write the new positions' keys and values after the cached ones; return all of them.
@@ -153,6 +159,11 @@ class MemoryCache:
     def batch_size(self) -> int | None:
         return None if self.keys is None else self.keys.shape[0]
 
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the stored keys and values."""
+        return 0 if self.keys is None else 2 * self.keys.numel() * self.keys.element_size()
+
     def update(self, k: Tensor, v: Tensor) -> tuple[Tensor, Tensor]:
         """Store the memory's keys and values, (B, H, S, d_k) each, and return them."""
         self.keys, self.values = k.contiguous(), v.contiguous()
@@ -214,6 +225,11 @@ class KVCache:
                 if part.batch_size is not None:
                     return part.batch_size
         return None
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of every cached key and value, all layers (Chapter 10 measures it per token)."""
+        return sum(part.nbytes for layer in self.layers for part in layer)
 
     @_validate.door(_validate.reorder_index)
     def reorder(self, index: Tensor, shared_memory: bool = False) -> None:

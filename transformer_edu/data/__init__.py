@@ -34,7 +34,9 @@ The modules, in the order Chapter 7 uses them:
 * :mod:`~transformer_edu.data.vocab`: :class:`Vocab`;
 * :mod:`~transformer_edu.data.batching`: padded batches;
 * :mod:`~transformer_edu.data.tsv`: your own sentence pairs;
-* :mod:`~transformer_edu.data.subword`: a learned subword vocabulary (Chapter 9).
+* :mod:`~transformer_edu.data.subword`: a learned subword vocabulary (Chapter 9);
+* :mod:`~transformer_edu.data.sequences`: one sequence per example, for the
+  decoder-only model: a translation as a prompt, windows of text (Chapter 10).
 
 Everything public is importable from ``transformer_edu.data`` itself.
 
@@ -90,6 +92,7 @@ from .translation_task import (
     sense_words,
     toy_translation_splits,
 )
+from .sequences import SEP, SequenceBatch, prompt_batches, prompt_ids, prompt_vocab, text_windows
 from .subword import SubwordTokenizer, tokenizer_from_dict
 from .tsv import TsvCorpus, guess_encoding, load_tsv_pairs, read_tsv_corpus
 from .vocab import Vocab
@@ -103,6 +106,7 @@ __all__ = [
     "PARTICLES",
     "PLACES",
     "RUNNING_EXAMPLES",
+    "SEP",
     "THINGS",
     "TIME_ADVERBIALS",
     "TRANSITIVE_VERBS",
@@ -114,6 +118,7 @@ __all__ = [
     "Pair",
     "Place",
     "Sentence",
+    "SequenceBatch",
     "SubwordTokenizer",
     "Thing",
     "TimeAdverbial",
@@ -137,10 +142,14 @@ __all__ = [
     "make_batches",
     "pad_batch",
     "parse_sentence",
+    "prompt_batches",
+    "prompt_ids",
+    "prompt_vocab",
     "reorder",
     "same_verb_senses",
     "sense_words",
     "swap_roles",
+    "text_windows",
     "tokenize_korean",
     "toy_translation_splits",
     "translate_by_rule",

@@ -46,6 +46,11 @@ class Batch:
     tgt_out: torch.Tensor
     n_tokens: int
 
+    @property
+    def inputs(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """The model's arguments, for ``model(*batch.inputs)``; here ``(src, tgt_in)``."""
+        return self.src, self.tgt_in
+
     def to(self, device: torch.device | str) -> Batch:
         return Batch(self.src.to(device), self.tgt_in.to(device), self.tgt_out.to(device), self.n_tokens)
 

@@ -13,7 +13,8 @@ Read in this order:
 * the chapters' figures: :mod:`~transformer_edu.figures.attention_figures`
   (Chapters 1 and 2), :mod:`~transformer_edu.figures.position_figures`
   (Chapter 3), :mod:`~transformer_edu.figures.translation_figures`
-  (Chapters 6 to 8) and :mod:`~transformer_edu.figures.beam_figures` (Chapter 8).
+  (Chapters 6 to 8), :mod:`~transformer_edu.figures.beam_figures` (Chapter 8)
+  and :mod:`~transformer_edu.figures.language_model_figures` (Chapter 10).
 
 Every public name of the explorer and playground modules is importable from
 ``transformer_edu.figures`` itself::
@@ -53,6 +54,13 @@ from .explorer import (
     heatmap_panel,
     show,
 )
+from .language_model_figures import (
+    MODEL_SHAPES,
+    cache_bytes,
+    kv_cache_explorer,
+    rope_explorer,
+    rope_playground,
+)
 from .live import LiveExplorer, Text, Toggle, render_state
 from .position_figures import positional_explorer, positional_playground
 from .translation_figures import (
@@ -69,6 +77,7 @@ __all__ = [
     "BOOK_LAYOUT",
     "DECIMALS",
     "MAX_TOKENS",
+    "MODEL_SHAPES",
     "PAD_EXTRA",
     "RUNTIME_CSS",
     "RUNTIME_JS",
@@ -85,17 +94,21 @@ __all__ = [
     "attention_playground",
     "beam_explorer",
     "beam_state",
+    "cache_bytes",
     "check_controls",
     "decoder_playground",
     "heads_playground",
     "heads_state",
     "heatmap_panel",
+    "kv_cache_explorer",
     "mask_explorer",
     "mask_playground",
     "mask_state",
     "positional_explorer",
     "positional_playground",
     "render_state",
+    "rope_explorer",
+    "rope_playground",
     "rounded",
     "show",
     "translation_run",

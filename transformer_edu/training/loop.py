@@ -115,8 +115,10 @@ def evaluate(model: nn.Module, batches: Iterable, loss_fn: nn.Module | None = No
     """Loss over ``batches`` with teacher forcing, dropout off.
 
     Args:
-        model: a :class:`~transformer_edu.Transformer`.
-        batches: :class:`~transformer_edu.data.batching.Batch` es (``src``, ``tgt_in``, ``tgt_out``).
+        model: a :class:`~transformer_edu.Transformer` (or a :class:`~transformer_edu.LanguageModel`).
+        batches: :class:`~transformer_edu.data.batching.Batch` es (``src``, ``tgt_in``, ``tgt_out``), or
+            any batches with ``inputs`` (what the model takes) and ``tgt_out``, such as the
+            decoder-only model's :class:`~transformer_edu.data.sequences.SequenceBatch` (Chapter 10).
         loss_fn: e.g. a :class:`~transformer_edu.training.loss.LabelSmoothingLoss`; its mean per
             token is reported as ``"loss"``.
 
@@ -133,7 +135,7 @@ def evaluate(model: nn.Module, batches: Iterable, loss_fn: nn.Module | None = No
     tokens = 0
     for batch in batches:
         batch = batch.to(device)
-        logits = model(batch.src, batch.tgt_in).float()  # (B, T, V), the losses in float32
+        logits = model(*batch.inputs).float()  # (B, T, V), the losses in float32
         n = int((batch.tgt_out != pad_id).sum())
         nll = F.cross_entropy(logits.flatten(0, 1), batch.tgt_out.flatten(), ignore_index=pad_id, reduction="sum")
         nll_sum += float(nll)
@@ -173,7 +175,8 @@ def fit(
     training is deterministic given ``torch.manual_seed`` and the batch order.
 
     Args:
-        model: a :class:`~transformer_edu.Transformer`.
+        model: a :class:`~transformer_edu.Transformer` (or a :class:`~transformer_edu.LanguageModel`,
+            with batches of :mod:`~transformer_edu.data.sequences`).
         train_batches: a function ``epoch -> batches`` (so each epoch can be
             shuffled differently, e.g. with ``seed=epoch``) or a list of batches.
         valid_batches: the same for validation, or ``None``.
@@ -220,7 +223,7 @@ def fit(
         for batch in epoch_batches(train_batches, epoch):
             batch = batch.to(device)
             optimizer.zero_grad(set_to_none=True)
-            loss = loss_fn(model(batch.src, batch.tgt_in), batch.tgt_out)  # the mean over the batch's tokens
+            loss = loss_fn(model(*batch.inputs), batch.tgt_out)  # the mean over the batch's tokens
             loss.backward()
             norm = nn.utils.clip_grad_norm_(model.parameters(), clip_norm) if clip_norm is not None else None
             optimizer.step()

@@ -149,11 +149,11 @@ class Updater:
         for i, part in enumerate(parts):
             last = i == len(parts) - 1
             with nullcontext() if last or not world.distributed else self.trainer.no_sync():
-                with autocast(batch.src.device, self.amp):
+                with autocast(batch.tgt_out.device, self.amp):
                     if part is None:  # no row for this part: a zero loss still joins the all-reduce
                         loss = sum(p.sum() for p in self.trainer.parameters()) * 0.0
                     else:
-                        loss = self.loss_fn(self.trainer(part.src, part.tgt_in), part.tgt_out)  # the part's mean
+                        loss = self.loss_fn(self.trainer(*part.inputs), part.tgt_out)  # the part's mean
                 weight = (part.n_tokens if part is not None else 0) / tokens * world.size
                 scaler.scale(loss * weight).backward()
             if part is not None:

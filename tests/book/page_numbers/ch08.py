@@ -25,7 +25,7 @@ def _reference_length() -> float:
 
 
 def _d_model() -> str:
-    from transformer_edu.recipes import RECIPES
+    from transformer_edu.training.recipes import RECIPES
 
     d = RECIPES["ko-en"].d_model
     return f"8 rows times {d} × {d} weights"

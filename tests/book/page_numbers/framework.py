@@ -62,7 +62,7 @@ SWEEP_FILES = {
 }
 BOTH = ("default", "avx2")
 #: The registry's modules, one per page, in book order.
-MODULES = (*(f"ch{n:02d}" for n in range(1, 10)), "pages")
+MODULES = (*(f"ch{n:02d}" for n in range(1, 11)), "pages")
 #: The pages of book/ that ``pages.py`` covers.
 BOOK_PAGES = ("intro", "costs", "limits", "family_tree", "glossary")
 MINUS = "\u2212"  # the book writes negative numbers with a minus sign, not a hyphen
