@@ -27,7 +27,7 @@ def _reference_length() -> float:
 def _d_model() -> str:
     from transformer_edu.training.recipes import RECIPES
 
-    d = RECIPES["ko-en"].d_model
+    d = RECIPES["ko-en"].model.d_model
     return f"8 rows times {d} × {d} weights"
 
 
