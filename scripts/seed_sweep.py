@@ -367,6 +367,40 @@ def stored_problems(default: dict) -> list[str]:
     return problems
 
 
+def reused_results(chapters: list[str], directory: Path | None = None) -> list[dict]:
+    """The runs of ``chapters`` as an earlier sweep wrote them (``directory``: the book's files).
+
+    So that a sweep can run again only the chapters whose code changed: each chapter's
+    code digest must still be the one its runs were made with, or it is refused.
+    """
+    results = []
+    for kernels, default_path in OUT.items():
+        path = (directory / default_path.name) if directory else default_path
+        old = json.loads(path.read_text(encoding="utf-8"))
+        for chapter in chapters:
+            stem = chapter_path(chapter).stem
+            book = old["chapters"].get(stem)
+            if book is None:
+                raise SystemExit(f"--reuse {chapter}: {path} has no runs of {stem}")
+            if book["code_sha256"] != code_digest(chapter_path(chapter)):
+                raise SystemExit(f"--reuse {chapter}: its code changed since {path} was made; sweep it again")
+            for seed, run in old["runs"].items():
+                results.append({
+                    "chapter": stem, "seed": int(seed), "kernels": kernels,
+                    "numbers": {k: run["numbers"][k] for k in book["keys"] if k in run["numbers"]},
+                    "keys": dict(book["keys"]),
+                    "claims": {name: {**where, "margin": run["claims"][name]}
+                               for name, where in book["claims"].items() if name in run["claims"]},
+                    "printed": book["printed"] if int(seed) == old["seeds"][0] else {},
+                    "errors": [{k: v for k, v in e.items() if k != "chapter"}
+                               for e in run["errors"] if e.get("chapter") == stem],
+                    "slow_cells": run.get("slow_cells", {}).get(stem, {}),
+                    "seconds": run["seconds"].get(stem, {}).get("wall", 0.0),
+                    "cpu_seconds": run["seconds"].get(stem, {}).get("cpu", 0.0),
+                })  # fmt: skip
+    return results
+
+
 def run_all(tasks: list[tuple], jobs: int):
     """Run every task in its own process, ``jobs`` at a time; yield each result as it ends.
 
@@ -415,6 +449,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1), help="notebooks at once")
     parser.add_argument("--timeout", type=int, default=600, help="seconds per cell (600)")
     parser.add_argument("--no-store", action="store_true", help="do not re-execute and store the chapters")
+    parser.add_argument("--reuse", nargs="+", default=[], metavar="CHAPTER",
+                        help="chapters (of --chapters) whose runs are taken from the book's files, not run "
+                        "again: refused if their code changed since; they are not stored again either")
     parser.add_argument("--out-dir", type=Path, default=None,
                         help="write the JSON files here (the package's summary as package_seed_sweep.json) "
                         "instead of book/_data and the package")  # fmt: skip
@@ -431,17 +468,18 @@ def main(argv: list[str] | None = None) -> int:
     for chapter in args.chapters:
         chapter_path(chapter)
     # the longest chapters first, so that the last ones to finish are short
-    tasks = [(c, s, k, args.timeout) for c in sorted(args.chapters, reverse=True)
+    reused = reused_results(args.reuse) if args.reuse else []
+    tasks = [(c, s, k, args.timeout) for c in sorted(set(args.chapters) - set(args.reuse), reverse=True)
              for k in args.kernels for s in args.seeds]  # fmt: skip
     start = time.perf_counter()
-    results, cpu = [], 0.0
+    results, cpu = [r for r in reused if r["kernels"] in args.kernels and r["seed"] in args.seeds], 0.0
     print(f"{len(tasks)} notebook runs, {args.jobs} at a time", flush=True)
-    for r in run_all(tasks, args.jobs):
+    for done, r in enumerate(run_all(tasks, args.jobs), start=1):
         results.append(r)
         cpu += r.get("cpu_seconds", 0.0)
         failed = [c for c, v in r["claims"].items() if not holds(v["margin"], v["inclusive"])]
         print(
-            f"[{len(results)}/{len(tasks)}, {(time.perf_counter() - start) / 60:.1f} min] {r['chapter']}, seed "
+            f"[{done}/{len(tasks)}, {(time.perf_counter() - start) / 60:.1f} min] {r['chapter']}, seed "
             f"{r['seed']}, {r['kernels']} kernels: {r['seconds']:.0f} s ({r.get('cpu_seconds', 0):.0f} s of CPU), "
             f"{len(r['numbers'])} numbers, {len(r['claims'])} claims ({len(failed)} failed), "
             f"{len(r['errors'])} errors", flush=True,
@@ -462,7 +500,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\nsweep: {(time.perf_counter() - start) / 60:.1f} min ({cpu / 60:.1f} min of CPU); written: {', '.join(map(str, out.values()))}")
     if not args.no_store:
         print("storing the chapters (seed 0, default kernels) ...", flush=True)
-        store(args.chapters, args.jobs)
+        store([c for c in args.chapters if c not in args.reuse], args.jobs)
         problems += stored_problems(files["default"])
     print(f"total: {(time.perf_counter() - start) / 60:.1f} min")
     for problem in problems:

@@ -294,3 +294,33 @@ def test_the_sweep_digest_is_of_the_code_cells(tmp_path):
         assert seed_sweep.code_digest(path) == expected
     finally:
         sys.path.remove(str(SCRIPT.parent))
+
+
+def test_reuse_rebuilds_a_chapters_runs_and_refuses_changed_code(tmp_path):
+    # --reuse: the runs of a chapter whose code has not changed, taken from the book's
+    # files, give back that chapter's part of them; a changed chapter is refused.
+    sys.path.insert(0, str(SCRIPT.parent))
+    try:
+        import seed_sweep
+
+        stem = min(load()["chapters"])
+        chapter = stem[:2]
+        results = seed_sweep.reused_results([chapter])
+        for kernels, path in seed_sweep.OUT.items():
+            old = json.loads(path.read_text(encoding="utf-8"))
+            mine = [r for r in results if r["kernels"] == kernels]
+            assert len(mine) == len(old["seeds"])
+            new = seed_sweep.sweep_file(kernels, old["seeds"], [chapter], mine, [])
+            assert new["chapters"][stem] == old["chapters"][stem]
+            for name, claim in new["claims"].items():
+                assert claim == old["claims"][name], name
+            for seed, run in old["runs"].items():
+                keys = old["chapters"][stem]["keys"]
+                assert new["runs"][seed]["numbers"] == {k: v for k, v in run["numbers"].items() if k in keys}
+            changed = json.loads(path.read_text(encoding="utf-8"))
+            changed["chapters"][stem]["code_sha256"] = "0" * 64
+            (tmp_path / path.name).write_text(json.dumps(changed), encoding="utf-8")
+        with pytest.raises(SystemExit, match="code changed"):
+            seed_sweep.reused_results([chapter], tmp_path)
+    finally:
+        sys.path.remove(str(SCRIPT.parent))
