@@ -8,7 +8,9 @@ book:
 
 - every link target (the glossary and bibliography links of the notebooks);
 - every inline code span and every $math$ span, unchanged;
-- every MyST role with its target ({term}, {doc}, {cite}, {ref}, ...);
+- every MyST role with its target ({term}, {doc}, {cite}, {ref}, ...), and
+  as many cross-references as the English (Sphinx warns, and the build
+  fails, when a translation names :class:`X` twice);
 - emphasis that still renders: no ``**`` or stray backtick left as text once
   the translation is parsed as Markdown (in Korean, ``**"x"**는`` does not close
   its bold: see locales/README.md), by markdown-it-py as the book's build
@@ -116,6 +118,15 @@ def _symbols_as_punctuation():
         yield
     finally:
         state_inline.isPunctChar = original
+
+
+def cross_references(text: str) -> list[str]:
+    """The roles of a message that Sphinx makes cross-references of (every role
+    but math, MyST's ``{term}`x``` or reStructuredText's ``:class:`X```). Sphinx
+    warns when a translation has not as many as its English."""
+    myst = [m.group(0) for m in ROLE.finditer(text) if m.group(1) != "math"]
+    rst = [m.group(0) for m in RST_ROLE.finditer(ROLE.sub(" ", text)) if not m.group(0).startswith(":math:")]
+    return myst + rst
 
 
 def _stray_markup(text: str, symbols_are_punctuation: bool = False) -> list[str]:
@@ -412,6 +423,13 @@ def check_entry(entry: polib.POEntry, docstring: bool = False) -> list[str]:
     got = Counter(role_target(*m) for m in ROLE.findall(target))
     if want - got:
         problems.append(f"role or its target lost or changed: {sorted(want - got)}")
+    if len(cross_references(source)) != len(cross_references(target)):
+        problems.append(
+            f"{len(cross_references(target))} cross-references for the English's "
+            f"{len(cross_references(source))} (a role such as :class:`X` or {{term}}`x` named twice, "
+            "or dropped): Sphinx warns 'inconsistent term references' and the build (-W) fails; "
+            "name each as often as the English does"
+        )
     if not _stray_markup(source) and _stray_markup(target):
         problems.append(
             "emphasis or code that no longer renders (a ** or ` left as text: "

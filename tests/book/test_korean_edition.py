@@ -84,6 +84,11 @@ def test_the_checker_catches_what_it_should():
     assert problems("It is **∞ wide**.", "폭이**∞**입니다.")
     assert not problems("**−1e9** is popular.", "**−1e9**는 흔합니다.")  # a digit before the **
     assert not problems("**−∞** is exact.", "**−∞** 자체는 정확합니다.")  # a space after it
+    # as many cross-references as the English: Sphinx warns (and -W fails) otherwise
+    english = "A :class:`KVCache` holds a :class:`LayerCache` per layer."
+    assert problems(english, ":class:`KVCache`\\ 는 :class:`LayerCache`\\ 를 담고, :class:`LayerCache`\\ 는 층마다 있습니다.")
+    assert not problems(english, ":class:`KVCache`\\ 는 층마다 :class:`LayerCache`\\ 를 하나씩 담습니다.")
+    assert problems("See {term}`head` and {term}`heads <head>`.", "{term}`헤드 <head>`를 보십시오.")
 
 
 def _catalogue(tmp_path: Path, pairs: list[tuple[str, str]], name: str = "page.po") -> Path:
