@@ -1,5 +1,7 @@
 """Export the shipped translator, or a checkpoint, to ONNX for the book's live demo (Chapter 8).
 
+The command ::
+
     python -m transformer_edu.export --out DIR [--checkpoint PATH]
 
 writes ``encoder.onnx``, ``decoder.onnx`` and ``vocab.json`` into ``DIR``

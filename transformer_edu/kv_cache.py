@@ -8,13 +8,13 @@ handed to each attention layer, and all it adds to Chapter 2's
 is a few lines around the key and value projections::
 
     q = split_heads(w_q(query))
-    if cache is not None and cache.holds_memory:  # cross-attention after the first step:
-        k, v = cache.keys, cache.values           # the memory's keys and values, kept
+    if cache is not None and cache.holds_memory:
+        k, v = cache.keys, cache.values  # cross-attention: the memory's, kept
     else:
         k = split_heads(w_k(key))
         v = split_heads(w_v(value))
-        if cache is not None:                     # keep them for the next steps; self-attention
-            k, v = cache.update(k, v)             # gets the cached positions, then the new ones
+        if cache is not None:  # keep them; self-attention reads
+            k, v = cache.update(k, v)  # the cached positions, then the new
 
 A :class:`KVCache` holds one :class:`LayerCache` per decoder layer, which
 holds the :class:`SelfAttentionCache` of its self-attention and the

@@ -1,5 +1,7 @@
 """Train a translator from the command line (Chapters 7 and 9).
 
+The command ::
+
     python -m transformer_edu.train --task ko-en --out runs/ko-en
 
 trains the book's recipe for the task, shows a progress bar, and after every

@@ -1,5 +1,7 @@
 """Translate sentences from the command line (Chapter 8).
 
+The command ::
+
     python -m transformer_edu.translate "고양이가 생선을 먹었다"
     python -m transformer_edu.translate --checkpoint runs/mine < sentences.txt
 

@@ -5,7 +5,7 @@ versions of Colab's published package list that the book touches
 (``colab-packages.txt``: PyTorch 2.11.0, NumPy 2.1.3, Matplotlib 3.10.0,
 Plotly 5.24.1, tqdm, tokenizers, ipywidgets 7.7.1, widgetsnbextension 3.6.10,
 notebook 6.5.7, ipykernel 6.17.1) on Python 3.13 where the machine has it.
-Starting from that clean state, the notebooks' setup cell (one text in all 18
+Starting from that clean state, the notebooks' setup cell (one text in all 20
 notebooks: ``test_setup_cells.py``) runs in a kernel of the stand-in with
 ``TRANSFORMER_EDU_SOURCE`` set to a copy of this checkout (GitHub is never
 asked). Then:

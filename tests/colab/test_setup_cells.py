@@ -4,7 +4,7 @@ The cell installs ``transformer_edu`` at the notebook's release
 (``git+<repository>@v<version>``), so a notebook saved to Drive or downloaded
 from the site keeps getting the package it was written for. Here:
 
-* each of the 18 notebooks (English and Korean) has exactly that cell, with
+* each of the 20 notebooks (English and Korean) has exactly that cell, with
   the version of ``pyproject.toml``, which is ``transformer_edu.__version__``
   and the tag that ``.github/workflows/release.yml`` makes;
 * the cell's ways of failing, run in a kernel of this interpreter with the
@@ -41,7 +41,7 @@ VERSION = cs.setup_cells.pyproject_version()
 
 
 def test_every_chapter_has_an_english_and_a_korean_notebook():
-    assert len(NOTEBOOKS) == 2 * len(cs.bs.chapter_notebooks()) == 18
+    assert len(NOTEBOOKS) == 2 * len(cs.bs.chapter_notebooks()) == 20
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=IDS)

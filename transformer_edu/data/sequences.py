@@ -12,8 +12,8 @@ position. Two kinds of data become such sequences here:
   into one stream, each followed by ``<eos>``, cut into windows of equal
   length; every position counts (:func:`text_windows`).
 
-Both give :class:`SequenceBatch` es, which :func:`~transformer_edu.training.fit`
-and :func:`~transformer_edu.training.evaluate` train and measure like the
+Both give :class:`SequenceBatch` es, which :func:`~transformer_edu.training.loop.fit`
+and :func:`~transformer_edu.training.loop.evaluate` train and measure like the
 encoder–decoder's batches.
 
 Shape legend: B batch, L sequence length.

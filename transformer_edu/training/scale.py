@@ -64,7 +64,9 @@ def autocast(device: torch.device | str, amp: str | None):
 
     ``None`` is float32 (a context that changes nothing); ``"bf16"`` and
     ``"fp16"`` are :func:`torch.autocast` with that dtype: matrix products in
-    16 bits, softmax, normalisation and losses in float32. bfloat16 keeps
+    16 bits; on CUDA softmax and normalisation stay in float32 (on the CPU,
+    autocast leaves softmax in bfloat16); the package computes its losses in
+    float32 either way. bfloat16 keeps
     float32's range, so it needs nothing else; float16 gradients can underflow,
     so :class:`Updater` scales the loss with a :class:`torch.amp.GradScaler`
     (as on a Colab T4, which has no bfloat16 units).

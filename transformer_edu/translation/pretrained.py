@@ -13,11 +13,11 @@ result, ``transformer_edu/assets/ko_en/checkpoint.pt`` (about 1 MB), which
 
 How the asset was made
 ----------------------
-One command checks it, and with ``--rebuild`` remakes it, on the CPU, in a
-minute or two::
+One command checks that it is current, and with ``--rebuild`` retrains it
+and its ONNX export, on the CPU, in a minute or two::
 
-    python -m transformer_edu.translation.pretrained            # is it current?
-    python -m transformer_edu.translation.pretrained --rebuild  # retrain it and its ONNX export
+    python -m transformer_edu.translation.pretrained
+    python -m transformer_edu.translation.pretrained --rebuild
 
 It runs the package's training command line with the default ko-en recipe
 (:data:`transformer_edu.training.recipes.RECIPES` ``["ko-en"]``), exactly::
