@@ -8,10 +8,14 @@ book:
 
 - every link target (the glossary and bibliography links of the notebooks);
 - every inline code span and every $math$ span, unchanged;
-- every MyST role with its target ({term}, {doc}, {cite}, {ref}, ...);
+- every MyST role with its target ({term}, {doc}, {cite}, {ref}, ...), and
+  as many cross-references as the English (Sphinx warns, and the build
+  fails, when a translation names :class:`X` twice);
 - emphasis that still renders: no ``**`` or stray backtick left as text once
   the translation is parsed as Markdown (in Korean, ``**"x"**는`` does not close
-  its bold: see locales/README.md).
+  its bold: see locales/README.md), by markdown-it-py as the book's build
+  does and by CommonMark 0.31 as JupyterLab and Colab do, which count symbols
+  as punctuation too (``**−∞**는`` renders there as ``**−∞**는``).
 
 A translation may leave a message as it is only when it has nothing to
 translate: no run of three or more ASCII letters outside code, math, roles and
@@ -38,7 +42,9 @@ from __future__ import annotations
 
 import re
 import sys
+import unicodedata
 from collections import Counter
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -94,8 +100,41 @@ def needs_hangul(msgid: str) -> bool:
     return any(word[0].islower() for word in words)
 
 
-def _stray_markup(text: str) -> list[str]:
-    """What is left of ``**``, ``__`` or a backtick as plain text once parsed."""
+@contextmanager
+def _symbols_as_punctuation():
+    """Parse as CommonMark 0.31 does: a Unicode symbol (−, ∞, ×, →, ≈: categories
+    S*) is punctuation when a ``**`` decides whether it may open or close.
+
+    JupyterLab and Colab follow that rule; markdown-it-py 3 (the book's build)
+    counts only the P* categories. So ``**−∞**는`` is bold on the site but shows
+    its asterisks in a notebook: the closing ``**`` follows punctuation (∞) and
+    is followed by a letter (는), so it cannot close.
+    """
+    from markdown_it.rules_inline import state_inline
+
+    original = state_inline.isPunctChar
+    state_inline.isPunctChar = lambda ch: original(ch) or unicodedata.category(ch).startswith("S")
+    try:
+        yield
+    finally:
+        state_inline.isPunctChar = original
+
+
+def cross_references(text: str) -> list[str]:
+    """The roles of a message that Sphinx makes cross-references of (every role
+    but math, MyST's ``{term}`x``` or reStructuredText's ``:class:`X```). Sphinx
+    warns when a translation has not as many as its English."""
+    myst = [m.group(0) for m in ROLE.finditer(text) if m.group(1) != "math"]
+    rst = [m.group(0) for m in RST_ROLE.finditer(ROLE.sub(" ", text)) if not m.group(0).startswith(":math:")]
+    return myst + rst
+
+
+def _stray_markup(text: str, symbols_are_punctuation: bool = False) -> list[str]:
+    """What is left of ``**``, ``__`` or a backtick as plain text once parsed
+    (with ``symbols_are_punctuation``, as CommonMark 0.31 parses it)."""
+    if symbols_are_punctuation:
+        with _symbols_as_punctuation():
+            return _stray_markup(text)
     found = []
     for block in _md.parse(text):
         for token in block.children or []:
@@ -384,10 +423,25 @@ def check_entry(entry: polib.POEntry, docstring: bool = False) -> list[str]:
     got = Counter(role_target(*m) for m in ROLE.findall(target))
     if want - got:
         problems.append(f"role or its target lost or changed: {sorted(want - got)}")
+    if len(cross_references(source)) != len(cross_references(target)):
+        problems.append(
+            f"{len(cross_references(target))} cross-references for the English's "
+            f"{len(cross_references(source))} (a role such as :class:`X` or {{term}}`x` named twice, "
+            "or dropped): Sphinx warns 'inconsistent term references' and the build (-W) fails; "
+            "name each as often as the English does"
+        )
     if not _stray_markup(source) and _stray_markup(target):
         problems.append(
             "emphasis or code that no longer renders (a ** or ` left as text: "
             "see locales/README.md, 'Markdown')"
+        )
+    elif not _stray_markup(source, symbols_are_punctuation=True) and _stray_markup(
+        target, symbols_are_punctuation=True
+    ):
+        problems.append(
+            "bold that JupyterLab and Colab leave as text: a symbol (−, ∞, ×, →) before the "
+            "closing ** and a Hangul letter after it (CommonMark counts symbols as punctuation); "
+            "end the bold before the symbol or put punctuation after it: **−∞**(음의 무한대)는"
         )
     if docstring and re.search(r"``|:[a-z:]+:`|\*", source) and _rst_broken(source, target):
         problems.append(

@@ -17,6 +17,7 @@ makes from the current English notebook and catalogue.
 Usage::
 
     python scripts/translate_notebooks.py           # write every chapter
+    python scripts/translate_notebooks.py 01 06     # only Chapters 1 and 6
     python scripts/translate_notebooks.py --check   # exit 1 if one is out of step
 """
 
@@ -148,10 +149,17 @@ def build(chapter: Path) -> tuple[str, list[str]]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--check", action="store_true", help="only check, write nothing")
+    parser.add_argument("chapters", nargs="*", metavar="NN", help="only these chapters (01, 07, ...); default: all")
     args = parser.parse_args(argv)
     status = 0
     KOREAN.mkdir(parents=True, exist_ok=True)
-    for chapter in sorted(ENGLISH.glob("*.ipynb")):
+    chapters = sorted(ENGLISH.glob("*.ipynb"))
+    if args.chapters:
+        wanted = {f"{int(n):02d}" for n in args.chapters}
+        chapters = [c for c in chapters if c.name[:2] in wanted]
+        if len(chapters) != len(wanted):
+            parser.error(f"no notebook for some of {sorted(wanted)} in {ENGLISH.relative_to(ROOT)}")
+    for chapter in chapters:
         text, missing = build(chapter)
         target = KOREAN / chapter.name
         for message in missing:

@@ -161,3 +161,45 @@ def test_orders_of_magnitude_and_several_groups(fake_book):
     assert fw.sweep("k", fmt="10^", sep=" to ").render("99") == "10⁻¹"
     assert fw.output(r"(\w+) split (\d+)", group=(1, 2), template="{}: {}").render("99") == "same_verb: 97"
     assert fw.output(r"split (\d+\.\d)", stat="range", fmt=".0f", template="{}–{}").render("99") == "97–97"
+
+
+def _messages(path, pairs):
+    """A catalogue of (English, Korean) messages at ``path``."""
+    import polib
+
+    catalogue = polib.POFile()
+    catalogue.metadata = {"Content-Type": "text/plain; charset=utf-8"}
+    for msgid, msgstr in pairs:
+        catalogue.append(polib.POEntry(msgid=msgid, msgstr=msgstr))
+    catalogue.save(str(path))
+
+
+def test_the_korean_check_matches_whole_numbers(fake_book):
+    """A registered "3×" is not held by a message's "3.3×", nor "8 MiB" by its "48 MiB"."""
+    _messages(fake_book, [
+        ("Batching is 3.3× faster; the cache takes 48 MiB.", "배치로 하면 3.3배 빠르고, 캐시는 48 MiB를 차지합니다."),
+        ("The cache is 3× faster and takes 8 MiB.", "캐시를 쓰면 3배 빠르고, 캐시는 8 MiB를 차지합니다."),
+    ])
+    assert fw.korean_problem("99", "3×") is None
+    assert fw.korean_problem("99", "8 MiB") is None
+    _messages(fake_book, [("The cache is 3× faster.", "캐시를 쓰면 3.3배 빠릅니다.")])
+    assert "lacks ['3']" in fw.korean_problem("99", "3×")
+    assert "no message" in fw.korean_problem("99", "3.3×")
+    assert fw.holds_number_text("only 3× here", "3×") and not fw.holds_number_text("runs 3.3× faster", "3×")
+    assert not fw.holds_number_text("at 0.54", "0.5") and not fw.holds_number_text("1.5 times", "5 times")
+
+
+def test_the_korean_check_reads_numbers_as_korean_writes_them(fake_book):
+    """18.9 million is 1,890만; 214.3 million is 2억 1430만; 1 050 624 may be 1,050,624."""
+    _messages(fake_book, [
+        ("The encoder has 18.9 million parameters.", "인코더의 파라미터는 1,890만 개입니다."),
+        ("They have 63.1 and 214.3 million parameters.", "파라미터는 각각 6310만 개와 2억 1430만 개입니다."),
+        ("It counts its 1 050 624 numbers.", "수 1,050,624개를 셉니다."),
+        ("About 40 900 tokens, 1.9 million fewer.", "토큰 약 40,900개, 190만 개 적습니다."),
+    ])
+    for text in ["18.9 million parameters", "63.1 and 214.3 million", "its 1 050 624", "About 40 900 tokens", "1.9 million"]:
+        assert fw.korean_problem("99", text) is None, text
+    _messages(fake_book, [("The encoder has 18.9 million parameters.", "인코더의 파라미터는 1,800만 개입니다.")])
+    assert "lacks ['18.9']" in fw.korean_problem("99", "18.9 million")
+    assert fw.korean_values("2억 1430만 개, 0.54") >= {214_300_000, 0.54}
+    assert fw.korean_lacks("a drift of 1.2 · 10⁻⁷", "1.2 · 10⁻⁸의 차이") == ["10⁻⁷"]

@@ -17,7 +17,9 @@ costs, limits, family_tree, glossary). Each defines
 ``tests/book/test_prose_numbers.py`` renders every source and fails when the
 text it gives is not the registered text, when the registered text is not on
 the page, when the Korean catalogue's message holding it does not carry the
-same numbers (or has gone fuzzy because the English changed), and when the
+same numbers, as written or as Korean writes the same value (1,890만 for
+18.9 million; :func:`korean_lacks`), or has gone fuzzy because the English
+changed, and when the
 page has a measured-looking number (:func:`scan`) that no registered or exempt
 text covers. A changed number is therefore changed in three places on purpose:
 the data (by re-running what makes it), the registry's text, and the prose.
@@ -532,12 +534,104 @@ def digits(text: str) -> list[str]:
     return re.findall(rf"\d+(?:\.\d+)?[{_SUP}]*", text)
 
 
+def holds_number_text(haystack: str, needle: str) -> bool:
+    """Whether ``haystack`` holds ``needle`` (both whitespace-normalised) where
+    a number of it is not part of a longer number: "3×" is not in "3.3×", "8 MiB"
+    is not in "48 MiB", "0.5" is not in "0.54"."""
+    needle, haystack = normalize(needle), normalize(haystack)
+    for match in re.finditer(re.escape(needle), haystack):
+        before, after = haystack[: match.start()], haystack[match.end() :]
+        if needle[:1].isdigit() and re.search(r"\d[.,]?$", before):
+            continue
+        if needle[-1:].isdigit() and re.match(r"[.,]?\d", after):
+            continue
+        return True
+    return False
+
+
+#: A number as the prose writes it: grouped by thousands with a comma or a
+#: space (37,000, 1 050 624), a decimal, or a float in e-notation (5e-05).
+_VALUE = r"(?<![\d.,])(?:\d{1,3}(?:[, \u202f]\d{3})+(?!\d)|\d+)(?:\.\d+)?(?:e[−-]?\d+)?(?![\d" + _SUP + "])"
+#: English words that multiply the number before them (and a number joined to
+#: it: "63.1 and 214.3 million" is two numbers of millions).
+_ENGLISH_UNITS = {"thousand": 1e3, "million": 1e6, "billion": 1e9, "trillion": 1e12}
+#: Korean units: 1,890만 is 18 900 000, 2억 1430만 is 214 300 000.
+_KOREAN_UNITS = {"천": 1e3, "만": 1e4, "억": 1e8, "조": 1e12}
+
+
+def _value(number: str) -> float:
+    return float(re.sub(r"[, \u202f]", "", number).replace("−", "-"))
+
+
+def english_numbers(text: str) -> list[tuple[str, set[float]]]:
+    """The numbers of an English text, each as ``(its text, the values it may
+    mean)``: "18.9 million" is 18 900 000 (and 18.9), "63.1 and 214.3 million"
+    gives 63.1 or 63 100 000 for the first."""
+    found = []
+    for match in re.finditer(_VALUE, text):
+        value = _value(match.group(0))
+        values = {value}
+        unit = re.match(rf"\s?(?:(?:and|to|or|–|-|,)\s?(?:{_VALUE})\s?)?({'|'.join(_ENGLISH_UNITS)})\b", text[match.end() :])
+        if unit:
+            values.add(value * _ENGLISH_UNITS[unit.group(1)])
+        found.append((match.group(0), values))
+    return found
+
+
+def korean_values(text: str) -> set[float]:
+    """Every value a Korean text writes, as written (0.54, 40,900, 1 050 624)
+    and with its Korean unit (1,890만 = 18 900 000; 2억 1430만 = 214 300 000)."""
+    values: set[float] = set()
+    total, last_unit = 0.0, None
+    end = -1
+    for match in re.finditer(rf"({_VALUE})\s?([{''.join(_KOREAN_UNITS)}])?", text):
+        value = _value(match.group(1))
+        values.add(value)
+        unit = _KOREAN_UNITS.get(match.group(2) or "", 1.0)
+        scaled = value * unit
+        values.add(scaled)
+        # a larger unit followed by a smaller one, only a space between: 2억 1430만
+        if last_unit is not None and unit < last_unit and text[end : match.start()].strip() == "":
+            total += scaled
+            values.add(total)
+        else:
+            total = scaled
+        last_unit = unit if match.group(2) else None
+        end = match.end()
+    return values
+
+
+def _same(a: float, b: float) -> bool:
+    return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12)
+
+
+def korean_lacks(english: str, korean: str) -> list[str]:
+    """The numbers of ``english`` that ``korean`` does not write: neither the
+    same digits (10⁻⁷, 5e-05) nor the same value, Korean's way (1,890만 for
+    18.9 million, 40,900 for 40 900). A number that is part of a longer one does
+    not count: 3 is not in 3.3, 8 is not in 48."""
+    korean_digits = digits(korean)
+    values = korean_values(korean)
+    lacking = []
+    for number, candidates in english_numbers(english):
+        if all(d in korean_digits for d in digits(number)):
+            continue
+        if any(_same(v, k) for v in candidates for k in values):
+            continue
+        lacking.append(number)
+    # numbers with a power of ten (10⁻⁷) are compared as written
+    lacking += [n for n in digits(english) if re.search(f"[{_SUP}]", n) and n not in korean_digits]
+    return lacking
+
+
 def korean_problem(page: str, text: str) -> str | None:
     """Why the Korean catalogue does not carry ``text``'s numbers, or None.
 
-    The messages whose (whitespace-normalised) English holds ``text`` are
-    found; each must be translated, not fuzzy, and its translation must hold
-    every number of ``text``.
+    The messages whose (whitespace-normalised) English holds ``text``, its
+    numbers not part of longer ones (:func:`holds_number_text`), are found;
+    each must be translated, not fuzzy, and its translation must hold every
+    number of ``text``, as written or as Korean writes the same value
+    (:func:`korean_lacks`).
     """
     import polib
 
@@ -545,7 +639,7 @@ def korean_problem(page: str, text: str) -> str | None:
     if not path.is_file():
         return f"no Korean catalogue {path.relative_to(ROOT)}"
     needle = normalize(text)
-    messages = [e for e in polib.pofile(str(path)) if not e.obsolete and needle in normalize(e.msgid)]
+    messages = [e for e in polib.pofile(str(path)) if not e.obsolete and holds_number_text(e.msgid, needle)]
     where = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
     if not messages:
         return (
@@ -561,8 +655,7 @@ def korean_problem(page: str, text: str) -> str | None:
             )
         if not entry.msgstr:
             return f"the message holding {text!r} in {where} is not translated"
-        korean = digits(entry.msgstr)
-        lacking = [n for n in digits(text) if n not in korean]
+        lacking = korean_lacks(text, entry.msgstr)
         if lacking:
             return (
                 f"the Korean translation of the message holding {text!r} in {where} lacks {lacking}: "
