@@ -36,6 +36,7 @@ NUMBERS = [
 ]
 
 EXEMPT = [
+    Exempt("set both to 0.1", "the dropout rates a codebase sets: settings"),
     Exempt("Section 5.4", "a section of the paper"),
     Exempt("Section 3.4", "a section of the paper"),
     Exempt("P_drop = 0.1", "the paper's dropout rate, a setting"),

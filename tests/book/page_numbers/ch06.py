@@ -59,6 +59,7 @@ NUMBERS = [
 ]
 
 EXEMPT = [
+    Exempt("standard deviation d_model^−0.5", "the initialisation's formula: an exponent, not a measurement"),
     Exempt("dropout 0.3", "the paper's setting for the big model"),
     Exempt("collapses below 0.1 within 15 steps", "the bound the cell asserts"),
     Exempt("a collapse below 0.1 within 15 steps and a shifted loss above 1.5", "the bounds the cell asserts"),

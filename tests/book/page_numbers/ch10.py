@@ -25,6 +25,10 @@ def llama_7b(tie_output: bool = False) -> int:
 NUMBERS = [
     # Llama 2 70B (80 layers, 8 key/value heads of 128) with a key/value head per query head (64)
     Number("10 GiB", package(lambda: cache_bytes(80, 64, 128, 4096) / 2**30, fmt=".0f", template="{} GiB")),
+    # ... and with its 8 key/value heads
+    Number("with 8 key/value heads it needs 1.25",
+           package(lambda: cache_bytes(80, 8, 128, 4096) / 2**30, fmt=".2f",
+                   template="with 8 key/value heads it needs {}")),
     # an untied output layer of 32 000 × 4 096, against LLaMA 7B's parameters
     Number("2 % of the 7B model",
            package(lambda: 100 * 32000 * 4096 / llama_7b(), fmt=".0f", template="{} % of the 7B model")),
