@@ -576,15 +576,21 @@ def _stopping_facts(steps, beam_size, alpha, max_len):
     return facts
 
 
+def _model_whose_hypotheses_end(seed):
+    """A seeded one-layer model whose hypotheses end now and then (EOS's output bias raised)."""
+    torch.manual_seed(seed)
+    model = Transformer(TransformerConfig(10, 9, d_model=16, n_heads=2, d_ff=32, n_layers=1, dropout=0.0,
+                                          max_len=32)).eval()
+    with torch.no_grad():
+        model.output.bias[EOS] += 1.5
+    return model
+
+
 def test_beam_search_stops_exactly_when_no_live_beam_can_win():
     max_len, beam_size = 12, 3
     stopped_early = stopped_after_k_finished = 0
     for seed in range(60):
-        torch.manual_seed(seed)
-        model = Transformer(TransformerConfig(10, 9, d_model=16, n_heads=2, d_ff=32, n_layers=1, dropout=0.0,
-                                              max_len=32)).eval()
-        with torch.no_grad():
-            model.output.bias[EOS] += 1.5  # hypotheses end now and then
+        model = _model_whose_hypotheses_end(seed)
         src = torch.randint(4, 10, (1, 5))
         for alpha in (0.0, 0.6, 1.5):
             _, steps = beam_search_trace(model, src, max_len=max_len, bos_id=BOS, eos_id=EOS, unk_id=UNK,
@@ -642,11 +648,7 @@ def test_beam_search_finds_what_a_search_without_early_stopping_finds():
     hypothesis that running all max_len steps returns."""
     max_len, beam_size, stopped_early = 12, 3, 0
     for seed in range(20):
-        torch.manual_seed(seed)
-        model = Transformer(TransformerConfig(10, 9, d_model=16, n_heads=2, d_ff=32, n_layers=1, dropout=0.0,
-                                              max_len=32)).eval()
-        with torch.no_grad():
-            model.output.bias[EOS] += 1.5  # hypotheses end now and then
+        model = _model_whose_hypotheses_end(seed)
         src = torch.randint(4, 10, (1, 5))
         for alpha in (0.0, 0.6, 1.5):
             hypotheses, steps = beam_search_trace(model, src, max_len=max_len, bos_id=BOS, eos_id=EOS, unk_id=UNK,
